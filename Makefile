@@ -1,0 +1,33 @@
+# Two commands do the whole set-up: `make run` and `make test` (README).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export OPERATOR_BASE_URL ?= http://$(HOST):$(PORT)
+
+.PHONY: install run test lint format
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
+
+lint: install
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: lint
+	OPERATOR_BASE_URL=http://testserver $(BIN)/python manage.py test tests --noinput $(TEST_ARGS)

@@ -1,0 +1,155 @@
+"""Org-bound JWT access tokens (RFC 9068): minting and local verification.
+
+Both the OAuth token endpoint (through DOT's ACCESS_TOKEN_GENERATOR hook) and the
+headless path mint here; the MCP endpoint verifies here with no network and no
+database: keys are parsed once per process and looked up by `kid`.
+"""
+
+import functools
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from django.conf import settings
+from django.core.signals import setting_changed
+from oauth2_provider.utils import jwk_from_pem
+
+from operator_site.conf import operator_settings
+
+TOKEN_TYPE = "at+jwt"
+ALGORITHM = "RS256"
+ORGANIZATION_CLAIM = "org_id"
+_ACCEPTED_TYPES = {"at+jwt", "application/at+jwt"}
+_REQUIRED_CLAIMS = ["iss", "sub", "aud", "exp", "iat", "jti", "scope", "client_id", ORGANIZATION_CLAIM]
+
+
+class InvalidAccessToken(Exception):
+    """The token is not one we issued for this resource, or it has expired."""
+
+
+@dataclass(frozen=True)
+class AccessTokenClaims:
+    user_id: int
+    organization_id: str
+    client_id: str
+    scopes: frozenset[str]
+    jti: str
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class _KeySet:
+    signing_kid: str
+    signing_key: RSAPrivateKey
+    public_keys: dict[str, RSAPublicKey]
+
+
+@functools.cache
+def _key_set() -> _KeySet:
+    provider = settings.OAUTH2_PROVIDER
+    active_pem = provider["OIDC_RSA_PRIVATE_KEY"]
+    public_keys: dict[str, RSAPublicKey] = {}
+    for pem in [active_pem, *provider.get("OIDC_RSA_PRIVATE_KEYS_INACTIVE", [])]:
+        public_keys[key_id(pem)] = load_pem_private_key(pem.encode(), password=None).public_key()
+    signing_key = load_pem_private_key(active_pem.encode(), password=None)
+    return _KeySet(signing_kid=key_id(active_pem), signing_key=signing_key, public_keys=public_keys)
+
+
+setting_changed.connect(lambda **_: _key_set.cache_clear(), weak=False)
+
+
+def key_id(pem: str) -> str:
+    """The `kid` of a key: its RFC 7638 thumbprint, as DOT's JWKS view publishes it."""
+    return jwk_from_pem(pem).thumbprint()
+
+
+def issue_access_token(
+    *,
+    user_id: int,
+    organization_id: str,
+    client_id: str,
+    scopes: list[str] | tuple[str, ...],
+    expires_in: int,
+) -> str:
+    """Sign an access token for the operator endpoint, bound to one person and organization."""
+    conf = operator_settings()
+    keys = _key_set()
+    now = int(time.time())
+    claims: dict[str, Any] = {
+        "iss": conf.issuer,
+        "sub": str(user_id),
+        "aud": conf.operator_endpoint_url,
+        "iat": now,
+        "nbf": now,
+        "exp": now + expires_in,
+        "jti": uuid.uuid4().hex,
+        "client_id": client_id,
+        "scope": " ".join(scopes),
+        ORGANIZATION_CLAIM: str(organization_id),
+    }
+    return jwt.encode(
+        claims, keys.signing_key, algorithm=ALGORITHM, headers={"typ": TOKEN_TYPE, "kid": keys.signing_kid}
+    )
+
+
+def verify_access_token(token: str) -> AccessTokenClaims:
+    """Check signature, `typ`, `kid`, issuer, audience, expiry and shape; raise InvalidAccessToken.
+
+    A `cnf` claim means a sender-constrained token, which we never issue nor accept
+    (contract §5.1). Scope is returned, not judged: the endpoint answers 403 for it.
+    """
+    conf = operator_settings()
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        raise InvalidAccessToken("malformed token") from None
+    if str(header.get("typ", "")).lower() not in _ACCEPTED_TYPES or header.get("alg") != ALGORITHM:
+        raise InvalidAccessToken("not an access token")
+    public_key = _key_set().public_keys.get(header.get("kid", ""))
+    if public_key is None:
+        raise InvalidAccessToken("unknown signing key")
+    try:
+        claims = jwt.decode(
+            token,
+            public_key,
+            algorithms=[ALGORITHM],
+            audience=conf.operator_endpoint_url,
+            issuer=conf.issuer,
+            options={"require": _REQUIRED_CLAIMS, "strict_aud": True},
+        )
+    except jwt.PyJWTError:
+        raise InvalidAccessToken("invalid token") from None
+    if "cnf" in claims:
+        raise InvalidAccessToken("sender-constrained tokens are not accepted")
+    try:
+        user_id = int(claims["sub"])
+    except (TypeError, ValueError):
+        raise InvalidAccessToken("invalid subject") from None
+    return AccessTokenClaims(
+        user_id=user_id,
+        organization_id=str(claims[ORGANIZATION_CLAIM]),
+        client_id=str(claims["client_id"]),
+        scopes=frozenset(str(claims["scope"]).split()),
+        jti=str(claims["jti"]),
+        expires_at=int(claims["exp"]),
+    )
+
+
+def generate_access_token(request: Any, refresh_token: bool = False) -> str:
+    """DOT's ACCESS_TOKEN_GENERATOR: mint the JWT for the token endpoint.
+
+    The validator puts the bound organization on the oauthlib request
+    (`request.organization_id`) in validate_code / validate_refresh_token,
+    because DOT fills `request.resource` only after this runs (dot-notes).
+    """
+    return issue_access_token(
+        user_id=request.user.pk,
+        organization_id=request.organization_id,
+        client_id=request.client_id or request.client.client_id,
+        scopes=request.scopes,
+        expires_in=operator_settings().access_token_lifetime_seconds,
+    )

@@ -1,0 +1,137 @@
+"""Organizations, roles, modules and knowledge sources (product decisions §2).
+
+Fields, constraints and indexes only: reads live in selectors.py, writes in
+services.py. Full-text search structures (PostgreSQL tsvector/GIN, SQLite FTS5)
+are created per database vendor by migrations, not declared here.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    MEMBER = "member", "Member"
+    LEARNER = "learner", "Learner"
+    REQUESTER = "requester", "Requester (request to join pending)"
+
+
+# Roles that may connect an MCP client (contract §5.3).
+OPERATOR_ROLES = (Role.ADMIN, Role.MEMBER)
+
+
+class Organization(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organization"], name="one_membership_per_user_and_organization"),
+            models.CheckConstraint(condition=models.Q(role__in=Role.values), name="membership_role_is_known"),
+        ]
+        indexes = [models.Index(fields=["organization", "role"], name="membership_org_role_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.role} of {self.organization}"
+
+
+class ModuleStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    PUBLISHED = "published", "Published"
+    ARCHIVED = "archived", "Archived"
+
+
+class SourceKind(models.TextChoices):
+    FILE = "file", "File"
+    URL = "url", "URL"
+    TEXT = "text", "Text"
+
+
+class SourceStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    PROCESSING = "processing", "Processing"
+    PROCESSED = "processed", "Processed"
+    FAILED = "failed", "Failed"
+
+
+class Source(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="sources")
+    title = models.CharField(max_length=300)
+    kind = models.CharField(max_length=8, choices=SourceKind.choices)
+    origin = models.CharField(max_length=1000, blank=True)
+    status = models.CharField(max_length=12, choices=SourceStatus.choices, default=SourceStatus.PENDING)
+    text = models.TextField(blank=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["organization", "status", "-processed_at"], name="source_org_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class SourceChunk(models.Model):
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["source", "index"]
+        constraints = [models.UniqueConstraint(fields=["source", "index"], name="one_chunk_per_source_index")]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}#{self.index}"
+
+
+class Module(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="modules")
+    title = models.CharField(max_length=300)
+    summary = models.TextField(blank=True)
+    status = models.CharField(max_length=12, choices=ModuleStatus.choices, default=ModuleStatus.DRAFT)
+    sources = models.ManyToManyField(Source, blank=True, related_name="modules")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "-updated_at"], name="module_org_updated_idx")]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ModuleSection(models.Model):
+    module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="sections")
+    position = models.PositiveIntegerField()
+    title = models.CharField(max_length=300)
+    body = models.TextField(help_text="Markdown")
+
+    class Meta:
+        ordering = ["module", "position"]
+        constraints = [models.UniqueConstraint(fields=["module", "position"], name="one_section_per_position")]
+
+    def __str__(self) -> str:
+        return f"{self.module_id} §{self.position}: {self.title}"

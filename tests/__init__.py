@@ -1,0 +1,1 @@
+"""Test suite of Service Operator (`manage.py test tests`)."""
