@@ -1,0 +1,58 @@
+"""Shared test plumbing: real-component switches and schema validation.
+
+Tests that need a real browser, PostgreSQL or Redis skip when it is missing on a
+developer machine; CI sets OPERATOR_REQUIRE_REAL_SERVICES=1, which turns each of
+those skips into a failure (developers' brief, Standards).
+"""
+
+import json
+import os
+import shutil
+import unittest
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
+MCP_SCHEMA_PATH = SHARED_DIR / "schemas" / "mcp-2026-07-28.schema.json"
+SERVER_CARD_SCHEMA_PATH = SHARED_DIR / "schemas" / "server-card.schema.json"
+CHROMIUM_PATH = shutil.which("chromium") or "/usr/bin/chromium"
+REQUIRE_REAL_SERVICES = os.environ.get("OPERATOR_REQUIRE_REAL_SERVICES", "") == "1"
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip the calling test when `condition` is false, or fail it under CI."""
+    if condition:
+        return
+    if REQUIRE_REAL_SERVICES:
+        raise AssertionError(f"required real component missing under CI: {reason}")
+    raise unittest.SkipTest(reason)
+
+
+def require_chromium() -> str:
+    require(os.path.exists(CHROMIUM_PATH), "Debian's chromium is not installed")
+    return CHROMIUM_PATH
+
+
+def require_redis_url() -> str:
+    url = os.environ.get("REDIS_URL", "")
+    require(bool(url), "REDIS_URL is not set")
+    return url
+
+
+@cache
+def _schema(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def validate_against_mcp_schema(instance: Any, definition: str) -> None:
+    """Validate `instance` against `$defs/<definition>` of the official MCP 2026-07-28 schema."""
+    schema = _schema(MCP_SCHEMA_PATH)
+    jsonschema.validate(instance, {"$ref": f"#/$defs/{definition}", **schema})
+
+
+def validate_server_card(instance: Any) -> None:
+    schema = _schema(SERVER_CARD_SCHEMA_PATH)
+    jsonschema.validate(instance, {"$ref": "#/$defs/ServerCard", **schema})
