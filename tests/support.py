@@ -1,8 +1,9 @@
 """Shared test plumbing: real-component switches and schema validation.
 
-Tests that need a real browser, PostgreSQL or Redis skip when it is missing on a
-developer machine; CI sets OPERATOR_REQUIRE_REAL_SERVICES=1, which turns each of
-those skips into a failure (developers' brief, Standards).
+Tests that need a real browser or Redis skip when it is missing on a developer
+machine. CI names the components each run must have in
+OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `redis`, or `all`),
+which turns the matching skips into failures (developers' brief, Standards).
 """
 
 import json
@@ -19,26 +20,28 @@ SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
 MCP_SCHEMA_PATH = SHARED_DIR / "schemas" / "mcp-2026-07-28.schema.json"
 SERVER_CARD_SCHEMA_PATH = SHARED_DIR / "schemas" / "server-card.schema.json"
 CHROMIUM_PATH = shutil.which("chromium") or "/usr/bin/chromium"
-REQUIRE_REAL_SERVICES = os.environ.get("OPERATOR_REQUIRE_REAL_SERVICES", "") == "1"
+REQUIRED_COMPONENTS = {
+    name.strip() for name in os.environ.get("OPERATOR_REQUIRE_REAL_SERVICES", "").split(",") if name.strip()
+}
 
 
-def require(condition: bool, reason: str) -> None:
-    """Skip the calling test when `condition` is false, or fail it under CI."""
+def require(condition: bool, reason: str, *, component: str) -> None:
+    """Skip the calling test when `condition` is false, or fail it when CI requires `component`."""
     if condition:
         return
-    if REQUIRE_REAL_SERVICES:
+    if component in REQUIRED_COMPONENTS or "all" in REQUIRED_COMPONENTS:
         raise AssertionError(f"required real component missing under CI: {reason}")
     raise unittest.SkipTest(reason)
 
 
 def require_chromium() -> str:
-    require(os.path.exists(CHROMIUM_PATH), "Debian's chromium is not installed")
+    require(os.path.exists(CHROMIUM_PATH), "Debian's chromium is not installed", component="chromium")
     return CHROMIUM_PATH
 
 
 def require_redis_url() -> str:
     url = os.environ.get("REDIS_URL", "")
-    require(bool(url), "REDIS_URL is not set")
+    require(bool(url), "REDIS_URL is not set", component="redis")
     return url
 
 

@@ -1,0 +1,83 @@
+"""Settings come from the environment, fail loudly when malformed, and pass the deploy checks."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+from django.core.exceptions import ImproperlyConfigured
+from django.test import SimpleTestCase
+
+from operator_site import env
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+class EnvironmentReaderTests(SimpleTestCase):
+    def test_malformed_integer_names_the_variable(self) -> None:
+        with (
+            mock.patch.dict(os.environ, {"OPERATOR_TOOL_CONCURRENCY": "four"}),
+            self.assertRaisesMessage(ImproperlyConfigured, "OPERATOR_TOOL_CONCURRENCY"),
+        ):
+            env.env_int("OPERATOR_TOOL_CONCURRENCY", 4)
+
+    def test_malformed_boolean_names_the_variable(self) -> None:
+        with (
+            mock.patch.dict(os.environ, {"DJANGO_DEBUG": "maybe"}),
+            self.assertRaisesMessage(ImproperlyConfigured, "DJANGO_DEBUG"),
+        ):
+            env.env_bool("DJANGO_DEBUG", False)
+
+    def test_boolean_words_are_read(self) -> None:
+        with mock.patch.dict(os.environ, {"EMAIL_USE_TLS": "Yes"}):
+            self.assertTrue(env.env_bool("EMAIL_USE_TLS", False))
+
+    def test_list_ignores_blank_items(self) -> None:
+        with mock.patch.dict(os.environ, {"DJANGO_ALLOWED_HOSTS": "a.example, ,b.example,"}):
+            self.assertEqual(env.env_list("DJANGO_ALLOWED_HOSTS", []), ["a.example", "b.example"])
+
+    def test_unset_variable_gives_the_default(self) -> None:
+        with mock.patch.dict(os.environ, {}, clear=True):
+            self.assertEqual(env.env_int("OPERATOR_TOOL_CONCURRENCY", 4), 4)
+
+
+def _manage(*arguments: str, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *arguments],
+        cwd=PROJECT_DIR,
+        env={"PATH": os.environ.get("PATH", ""), **environment},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+class DeployCheckTests(SimpleTestCase):
+    def test_deploy_check_has_no_errors_with_production_like_values(self) -> None:
+        with tempfile.TemporaryDirectory() as var_dir:
+            result = _manage(
+                "check",
+                "--deploy",
+                "--fail-level",
+                "ERROR",
+                environment={
+                    "OPERATOR_BASE_URL": "https://operator.example.com",
+                    "DJANGO_SECRET_KEY": "a-long-random-production-secret-" + "x" * 40,
+                    "DATABASE_URL": f"sqlite:///{var_dir}/deploy.sqlite3",
+                    "OPERATOR_VAR_DIR": var_dir,
+                    "OPERATOR_TRUSTED_PROXIES": "1",
+                    "DJANGO_SECURE_SSL_REDIRECT": "true",
+                },
+            )
+        self.assertEqual(result.returncode, 0, result.stderr + result.stdout)
+
+    def test_base_url_with_a_path_is_refused_at_start(self) -> None:
+        with tempfile.TemporaryDirectory() as var_dir:
+            result = _manage(
+                "check",
+                environment={"OPERATOR_BASE_URL": "https://operator.example.com/sub", "OPERATOR_VAR_DIR": var_dir},
+            )
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("OPERATOR_BASE_URL", result.stderr)
