@@ -87,6 +87,7 @@ class Source(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["organization", "status", "-processed_at"], name="source_org_status_idx"),
+            models.Index(fields=["organization", "origin"], name="source_org_origin_idx"),
         ]
 
     def __str__(self) -> str:
@@ -117,7 +118,10 @@ class Module(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [models.Index(fields=["organization", "-updated_at"], name="module_org_updated_idx")]
+        indexes = [
+            models.Index(fields=["organization", "-updated_at"], name="module_org_updated_idx"),
+            models.Index(fields=["organization", "status", "-updated_at"], name="module_org_status_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -9,7 +9,7 @@ import itertools
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role
+from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source
 
 _counter = itertools.count(1)
 PASSWORD = "correct-horse-battery-staple"
@@ -63,3 +63,24 @@ def make_module(
     for position, (section_title, body) in enumerate(sections or [("Introduction", "Welcome.")]):
         ModuleSection.objects.create(module=module, position=position, title=section_title, body=body)
     return module
+
+
+def make_source(
+    *,
+    organization: Organization | None = None,
+    title: str | None = None,
+    text: str = "A processed source used in tests.",
+    kind: str = "text",
+    origin: str = "",
+) -> Source:
+    """A processed source (through the create_source service, so its chunks and index exist)."""
+    from organizations.services import create_source
+
+    number = _next()
+    return create_source(
+        organization=organization or make_organization(),
+        title=title or f"Source {number}",
+        kind=kind,
+        origin=origin,
+        text=text,
+    )

@@ -1,0 +1,237 @@
+"""Django admin for staff: organizations, memberships, modules and sources.
+
+Django's admin already refuses anyone who is not active staff. Writes that keep
+an invariant go through services: a new membership through `add_membership`, a
+role change (on the membership page or inline on the organization page) through
+`record_role_change`, which writes the admin log entry naming the old and new
+role; a new source through `create_source`, which processes it; reprocessing
+through `reprocess_sources`. A source's text cannot be edited in place, so its
+chunks always match it.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.models import LogEntry
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from organizations.models import Membership, Module, ModuleSection, Organization, Source
+from organizations.processing import normalise_text
+from organizations.services import (
+    add_membership,
+    create_source,
+    record_role_change,
+    remove_membership,
+    reprocess_sources,
+)
+
+
+def _save_membership(request: HttpRequest, membership: Membership, *, role_changed: bool) -> Membership:
+    """Route a membership saved by the admin through the services; returns the saved row."""
+    if membership.pk is None:
+        return add_membership(user=membership.user, organization=membership.organization, role=membership.role)
+    if role_changed:
+        new_role = membership.role
+        membership.role = Membership.objects.values_list("role", flat=True).get(pk=membership.pk)
+        return record_role_change(membership=membership, role=new_role, changed_by=request.user)
+    return membership
+
+
+class MembershipInlineForm(forms.ModelForm):
+    class Meta:
+        model = Membership
+        fields = ("user", "role")
+
+    def clean_user(self) -> object:
+        user = self.cleaned_data["user"]
+        if self.instance.pk is not None and user.pk != self.instance.user_id:
+            raise forms.ValidationError("A membership cannot move to another person: delete it and add a new one.")
+        return user
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    form = MembershipInlineForm
+    extra = 0
+    fields = ("user", "role", "updated_at")
+    readonly_fields = ("updated_at",)
+    raw_id_fields = ("user",)
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "member_count", "created_at")
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = (MembershipInline,)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Organization]:
+        return super().get_queryset(request).annotate(member_count=Count("memberships"))
+
+    @admin.display(description="People", ordering="member_count")
+    def member_count(self, organization: Organization) -> int:
+        return organization.member_count
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset, change: bool) -> None:
+        if formset.model is not Membership:
+            super().save_formset(request, form, formset, change)
+            return
+        # Inline edits go through the same services as the membership page; role
+        # changes are logged by record_role_change, so they are left out of the
+        # organization's own change message.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for inline_form in formset.forms:
+            if not inline_form.has_changed() or inline_form in formset.deleted_forms:
+                continue
+            membership = inline_form.instance
+            membership.organization = form.instance
+            is_new = membership.pk is None
+            saved = _save_membership(request, membership, role_changed="role" in inline_form.changed_data)
+            if is_new:
+                formset.new_objects.append(saved)
+        for deleted in formset.deleted_forms:
+            if deleted.instance.pk is not None:
+                formset.deleted_objects.append(deleted.instance)
+                remove_membership(membership=deleted.instance)
+
+
+class MembershipForm(forms.ModelForm):
+    class Meta:
+        model = Membership
+        fields = ("user", "organization", "role")
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        user, organization = cleaned.get("user"), cleaned.get("organization")
+        is_new = self.instance.pk is None
+        if (
+            is_new
+            and user
+            and organization
+            and Membership.objects.filter(user=user, organization=organization).exists()
+        ):
+            raise forms.ValidationError("This person already has a role in this organization.")
+        return cleaned
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    form = MembershipForm
+    list_display = ("user_email", "organization", "role", "updated_at")
+    list_filter = ("role", "organization")
+    search_fields = ("user__email",)
+    list_select_related = ("user", "organization")
+    raw_id_fields = ("user",)
+
+    @admin.display(description="Email", ordering="user__email")
+    def user_email(self, membership: Membership) -> str:
+        return membership.user.email
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Membership | None = None) -> tuple[str, ...]:
+        # A membership moves neither to another person nor to another organization.
+        return ("user", "organization") if obj is not None else ()
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        remove_membership(membership=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
+        for membership in queryset:
+            remove_membership(membership=membership)
+
+    def save_model(self, request: HttpRequest, obj: Membership, form: forms.ModelForm, change: bool) -> None:
+        saved = _save_membership(request, obj, role_changed=change and "role" in form.changed_data)
+        obj.pk, obj.role = saved.pk, saved.role
+
+    def log_change(self, request: HttpRequest, obj: Membership, message: object) -> LogEntry | None:
+        # record_role_change already wrote the entry naming the old and new role.
+        if message and all(set(item.get("changed", {}).get("fields", [])) <= {"Role"} for item in message):
+            return None
+        return super().log_change(request, obj, message)
+
+
+class ModuleSectionInline(admin.StackedInline):
+    model = ModuleSection
+    extra = 0
+    fields = ("position", "title", "body")
+
+
+class ModuleForm(forms.ModelForm):
+    class Meta:
+        model = Module
+        fields = ("organization", "title", "summary", "status", "sources")
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        organization = cleaned.get("organization")
+        foreign = [s for s in cleaned.get("sources") or [] if organization and s.organization_id != organization.id]
+        if foreign:
+            raise forms.ValidationError("A module can only use sources of its own organization.")
+        return cleaned
+
+
+@admin.register(Module)
+class ModuleAdmin(admin.ModelAdmin):
+    form = ModuleForm
+    list_display = ("title", "organization", "status", "section_count", "updated_at")
+    list_filter = ("status", "organization")
+    search_fields = ("title", "summary")
+    list_select_related = ("organization",)
+    filter_horizontal = ("sources",)
+    inlines = (ModuleSectionInline,)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Module]:
+        return super().get_queryset(request).annotate(section_count=Count("sections"))
+
+    @admin.display(description="Sections", ordering="section_count")
+    def section_count(self, module: Module) -> int:
+        return module.section_count
+
+
+class SourceForm(forms.ModelForm):
+    class Meta:
+        model = Source
+        fields = ("organization", "title", "kind", "origin", "text")
+
+    def clean_text(self) -> str:
+        text = self.cleaned_data.get("text") or ""
+        if self.instance.pk is None and not normalise_text(text):
+            raise forms.ValidationError("A new source needs some text to process.")
+        return text
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    form = SourceForm
+    list_display = ("title", "organization", "kind", "status", "chunk_count", "processed_at")
+    list_filter = ("status", "kind", "organization")
+    search_fields = ("title", "origin")
+    list_select_related = ("organization",)
+    actions = ("reprocess",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Source]:
+        return super().get_queryset(request).annotate(chunk_count=Count("chunks"))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Source | None = None) -> tuple[str, ...]:
+        if obj is None:
+            return ()
+        return ("organization", "kind", "text", "status", "processed_at", "chunk_count")
+
+    @admin.display(description="Chunks", ordering="chunk_count")
+    def chunk_count(self, source: Source) -> int:
+        return getattr(source, "chunk_count", None) or source.chunks.count()
+
+    def save_model(self, request: HttpRequest, obj: Source, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        source = create_source(
+            organization=obj.organization, title=obj.title, kind=obj.kind, origin=obj.origin, text=obj.text
+        )
+        obj.pk = source.pk
+        obj.refresh_from_db()
+
+    @admin.action(description="Reprocess selected sources")
+    def reprocess(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
+        outcome = reprocess_sources(queryset.order_by("id"))
+        level = messages.WARNING if outcome.failed else messages.SUCCESS
+        self.message_user(request, f"Reprocessed {outcome.processed} source(s); {outcome.failed} failed.", level)

@@ -1,0 +1,76 @@
+"""`manage.py import_sources --org SLUG PATH...`: import .md, .txt and .html files.
+
+Folders are walked recursively (hidden entries skipped, files in name order).
+Each file becomes one processed source of the organization, in its own
+transaction; re-importing a file updates its source instead of duplicating it.
+A missing, unreadable, binary or empty file is reported and skipped.
+"""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from operator_site.errors import InvalidArguments
+from organizations.extraction import SUPPORTED_SUFFIXES, read_document
+from organizations.selectors import organization_by_slug_or_none
+from organizations.services import import_text_source
+
+
+def _candidates(paths: list[str]) -> list[tuple[Path, str]]:
+    """(file, origin) pairs: a named file keeps its name, a folder's files their relative path."""
+    found: list[tuple[Path, str]] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for file in sorted(path.rglob("*")):
+                relative = file.relative_to(path)
+                if any(part.startswith(".") for part in relative.parts):
+                    continue
+                if file.is_file() and file.suffix.lower() in SUPPORTED_SUFFIXES:
+                    found.append((file, relative.as_posix()))
+        else:
+            found.append((path, path.name))
+    return found
+
+
+class Command(BaseCommand):
+    help = "Import .md, .txt and .html files (folders recursively) as processed sources of one organization."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--org", required=True, metavar="SLUG", help="slug of the organization")
+        parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to import")
+        parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    def handle(self, *args: object, **options: object) -> None:
+        organization = organization_by_slug_or_none(str(options["org"]))
+        if organization is None:
+            raise CommandError(f"No organization with slug {options['org']!r}.")
+        created = updated = unchanged = skipped = 0
+        candidates = _candidates(list(options["paths"]))
+        progress = tqdm(
+            candidates,
+            desc="Importing",
+            unit="file",
+            disable=bool(options["no_progress"]) or not candidates,
+            file=self.stderr._out,
+        )
+        for path, origin in progress:
+            try:
+                document = read_document(path)
+                outcome = import_text_source(
+                    organization=organization, title=document.title, origin=origin, text=document.text
+                )
+            except InvalidArguments as error:
+                skipped += 1
+                progress.write(f"Skipped {path}: {error.message}", file=self.stderr._out)
+                continue
+            if outcome.created:
+                created += 1
+            elif outcome.changed:
+                updated += 1
+            else:
+                unchanged += 1
+        self.stdout.write(
+            f"{organization.slug}: {created} created, {updated} updated, {unchanged} unchanged, {skipped} skipped."
+        )

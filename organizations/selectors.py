@@ -1,0 +1,200 @@
+"""Reads of organizations and their tenant data (code style §1).
+
+Every tenant read takes the organization first and filters on it, so a row of
+another organization is unreachable from here. An id that is malformed, missing
+or owned by another organization raises the same `NotFound`; `DoesNotExist`
+never leaves this module. Only processed sources are ever returned.
+"""
+
+import uuid
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models.functions import Length
+
+from operator_site.errors import NotFound
+from organizations.models import (
+    OPERATOR_ROLES,
+    Membership,
+    Module,
+    ModuleSection,
+    Organization,
+    Source,
+    SourceChunk,
+    SourceStatus,
+)
+from organizations.search import ChunkHit, search_chunk_rows
+
+__all__ = [
+    "ChunkHit",
+    "eligible_organizations",
+    "membership_or_none",
+    "module_in_organization",
+    "modules_for_organization",
+    "operator_membership_or_none",
+    "organization_by_id_or_none",
+    "organization_by_slug_or_none",
+    "processed_source_in_organization",
+    "processed_sources_for_organization",
+    "search_chunks",
+    "source_chunks",
+]
+
+
+def _uuid_or_none(value: object) -> uuid.UUID | None:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def organization_by_id_or_none(organization_id: str | uuid.UUID) -> Organization | None:
+    """The organization with this id; None when missing or not a UUID."""
+    parsed = _uuid_or_none(organization_id)
+    if parsed is None:
+        return None
+    return Organization.objects.filter(id=parsed).first()
+
+
+def organization_by_slug_or_none(slug: str) -> Organization | None:
+    if not isinstance(slug, str) or not slug:
+        return None
+    return Organization.objects.filter(slug=slug).first()
+
+
+def eligible_organizations(user: AbstractBaseUser) -> QuerySet[Organization]:
+    """Organizations where `user` is admin or member (contract §5.3), by name then id."""
+    if user is None or not getattr(user, "pk", None):
+        return Organization.objects.none()
+    return Organization.objects.filter(memberships__user_id=user.pk, memberships__role__in=OPERATOR_ROLES).order_by(
+        "name", "id"
+    )
+
+
+def operator_membership_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> Membership | None:
+    """The membership that admits `user_id` to operator access in the organization, or None."""
+    parsed = _uuid_or_none(organization_id)
+    if parsed is None:
+        return None
+    return (
+        Membership.objects.select_related("organization")
+        .filter(user_id=user_id, organization_id=parsed, role__in=OPERATOR_ROLES)
+        .first()
+    )
+
+
+def membership_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> Membership | None:
+    """The membership of `user_id` in the organization whatever its role, or None."""
+    parsed = _uuid_or_none(organization_id)
+    if parsed is None:
+        return None
+    return Membership.objects.select_related("organization").filter(user_id=user_id, organization_id=parsed).first()
+
+
+def _visible_sources() -> QuerySet[Source]:
+    return Source.objects.filter(status=SourceStatus.PROCESSED).only("id", "title").order_by("title", "id")
+
+
+def modules_for_organization(
+    organization: Organization, *, query: str | None = None, status: str | None = None
+) -> QuerySet[Module]:
+    """Modules of one organization, newest `updated_at` first (ties: id descending).
+
+    Annotated `section_count`; `sources` prefetched (processed ones only, id and
+    title, ordered by title then id).
+    """
+    modules = Module.objects.filter(organization=organization)
+    if query:
+        modules = modules.filter(Q(title__icontains=query) | Q(summary__icontains=query))
+    if status:
+        modules = modules.filter(status=status)
+    return (
+        modules.annotate(section_count=Count("sections"))
+        .prefetch_related(Prefetch("sources", queryset=_visible_sources()))
+        .order_by("-updated_at", "-id")
+    )
+
+
+def module_in_organization(organization: Organization, *, module_id: str | uuid.UUID) -> Module:
+    """One module with its sections (by position) and processed sources (by title, id).
+
+    Raises NotFound("Module not found.") for a malformed, missing or foreign id.
+    """
+    parsed = _uuid_or_none(module_id)
+    module = None
+    if parsed is not None:
+        module = (
+            Module.objects.filter(organization=organization, id=parsed)
+            .prefetch_related(
+                Prefetch("sections", queryset=ModuleSection.objects.order_by("position")),
+                Prefetch("sources", queryset=_visible_sources()),
+            )
+            .first()
+        )
+    if module is None:
+        raise NotFound("Module not found.")
+    return module
+
+
+def processed_sources_for_organization(
+    organization: Organization, *, query: str | None = None, kind: str | None = None
+) -> QuerySet[Source]:
+    """Processed sources of one organization, newest `processed_at` first (ties: id descending).
+
+    Annotated `chunk_count` and `characters` (length of the text); `text` deferred.
+    """
+    sources = Source.objects.filter(organization=organization, status=SourceStatus.PROCESSED)
+    if query:
+        sources = sources.filter(Q(title__icontains=query) | Q(origin__icontains=query))
+    if kind:
+        sources = sources.filter(kind=kind)
+    return (
+        sources.annotate(chunk_count=Count("chunks"), characters=Length("text"))
+        .defer("text")
+        .order_by("-processed_at", "-id")
+    )
+
+
+def processed_source_in_organization(organization: Organization, *, source_id: str | uuid.UUID) -> Source:
+    """One processed source, annotated `chunk_count`.
+
+    Raises NotFound("Source not found.") for a malformed, missing, foreign or
+    unprocessed id.
+    """
+    parsed = _uuid_or_none(source_id)
+    source = None
+    if parsed is not None:
+        source = (
+            Source.objects.filter(organization=organization, id=parsed, status=SourceStatus.PROCESSED)
+            .annotate(chunk_count=Count("chunks"))
+            .first()
+        )
+    if source is None:
+        raise NotFound("Source not found.")
+    return source
+
+
+def source_chunks(source: Source, *, start: int, limit: int) -> list[SourceChunk]:
+    """Chunks `start` to `start + limit - 1` of a source (fewer at the end), by index."""
+    if limit <= 0:
+        return []
+    return list(SourceChunk.objects.filter(source=source, index__gte=max(0, start)).order_by("index")[:limit])
+
+
+def search_chunks(
+    organization: Organization, *, query: str, source_ids: list[str] | None = None, limit: int = 10
+) -> list[ChunkHit]:
+    """Full-text search over the processed sources of one organization, in one query.
+
+    Best first; equal scores ordered by (source id, chunk index). `source_ids`
+    narrows the search; ids that are malformed or not this organization's simply
+    match nothing. A query with no searchable word returns [].
+    """
+    parsed_ids = None
+    if source_ids is not None:
+        parsed_ids = [parsed for parsed in (_uuid_or_none(value) for value in source_ids) if parsed is not None]
+    if not query or not query.strip() or limit <= 0:
+        return []
+    return search_chunk_rows(organization_id=organization.id, query=query, source_ids=parsed_ids, limit=limit)

@@ -1,0 +1,220 @@
+"""Writes of organizations, memberships, modules and sources (code style §1).
+
+Each function is one business operation and is atomic. Source text is processed
+deterministically (organizations/processing.py); the search index follows the
+chunk rows automatically (triggers on SQLite, a generated column on PostgreSQL).
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from operator_site.errors import Conflict, InvalidArguments
+from organizations.models import (
+    Membership,
+    Module,
+    ModuleSection,
+    ModuleStatus,
+    Organization,
+    Role,
+    Source,
+    SourceChunk,
+    SourceKind,
+    SourceStatus,
+)
+from organizations.processing import normalise_text, split_into_chunks
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    source: Source
+    created: bool
+    changed: bool
+
+
+@dataclass(frozen=True)
+class ReprocessOutcome:
+    processed: int
+    failed: int
+
+
+def create_organization(*, slug: str, name: str) -> Organization:
+    if Organization.objects.filter(slug=slug).exists():
+        raise Conflict("An organization with this slug already exists.", field="slug")
+    return Organization.objects.create(slug=slug, name=name)
+
+
+@transaction.atomic
+def add_membership(*, user: AbstractBaseUser, organization: Organization, role: Role | str) -> Membership:
+    """Give `user` a role in `organization`; Conflict if they already have one there."""
+    _require_role(role)
+    if Membership.objects.filter(user=user, organization=organization).exists():
+        raise Conflict("This person already has a role in this organization.", field="user")
+    return Membership.objects.create(user=user, organization=organization, role=role)
+
+
+def remove_membership(*, membership: Membership) -> None:
+    """Take away the person's role in the organization (tokens stop working on their next use)."""
+    Membership.objects.filter(pk=membership.pk).delete()
+
+
+@transaction.atomic
+def record_role_change(*, membership: Membership, role: Role | str, changed_by: AbstractBaseUser) -> Membership:
+    """Set a new role and write its admin log entry in the same transaction.
+
+    The entry's change message names the old and the new role. No token is
+    revoked: every tool call and every refresh re-reads the membership, so the
+    change applies on the next one (product decisions §2). Setting the role it
+    already has changes and logs nothing.
+    """
+    _require_role(role)
+    locked = Membership.objects.select_for_update().get(pk=membership.pk)
+    old_role = locked.role
+    if old_role == role:
+        membership.role = old_role
+        return membership
+    locked.role = role
+    locked.save(update_fields=["role", "updated_at"])
+    LogEntry.objects.log_actions(
+        user_id=changed_by.pk,
+        queryset=[locked],
+        action_flag=CHANGE,
+        change_message=f"Role changed from {Role(old_role).value} to {Role(role).value}.",
+        single_object=True,
+    )
+    membership.role, membership.updated_at = locked.role, locked.updated_at
+    return membership
+
+
+def _require_role(role: str) -> None:
+    if role not in Role.values:
+        raise InvalidArguments("Unknown role.", field="role")
+
+
+@transaction.atomic
+def create_module(
+    *,
+    organization: Organization,
+    title: str,
+    summary: str = "",
+    status: ModuleStatus | str = ModuleStatus.DRAFT,
+    sections: Iterable[tuple[str, str]] = (),
+    sources: Iterable[Source] = (),
+) -> Module:
+    """A module with ordered sections (positions 0, 1, …) linked to sources of the same organization."""
+    if not title.strip():
+        raise InvalidArguments("A module needs a title.", field="title")
+    if status not in ModuleStatus.values:
+        raise InvalidArguments("Unknown module status.", field="status")
+    sources = list(sources)
+    if any(source.organization_id != organization.id for source in sources):
+        raise InvalidArguments("Sources must belong to the module's organization.", field="sources")
+    module = Module.objects.create(organization=organization, title=title.strip(), summary=summary, status=status)
+    ModuleSection.objects.bulk_create(
+        ModuleSection(module=module, position=position, title=section_title, body=body)
+        for position, (section_title, body) in enumerate(sections)
+    )
+    module.sources.set(sources)
+    return module
+
+
+def process_source(source: Source) -> Source:
+    """Normalise the text, replace the chunks and mark the source processed, atomically.
+
+    Deterministic: the same text always gives the same chunks. The search index
+    follows the chunk rows. Empty text (after normalisation) marks the source
+    failed, removes any chunks and raises InvalidArguments(field="text"); when
+    called inside an outer transaction that rolls back, nothing is kept.
+    """
+    text = normalise_text(source.text or "")
+    if not text:
+        mark_source_failed(source)
+        raise InvalidArguments("The source has no text to process.", field="text")
+    chunks = split_into_chunks(text)
+    with transaction.atomic():
+        SourceChunk.objects.filter(source=source).delete()
+        SourceChunk.objects.bulk_create(
+            SourceChunk(source=source, index=index, text=chunk) for index, chunk in enumerate(chunks)
+        )
+        source.text = text
+        source.status = SourceStatus.PROCESSED
+        source.processed_at = timezone.now()
+        source.save(update_fields=["text", "status", "processed_at", "updated_at"])
+    return source
+
+
+def register_source(
+    *, organization: Organization, title: str, kind: SourceKind | str, origin: str = "", text: str = ""
+) -> Source:
+    """Record a source as pending (not yet processed, so invisible to tools)."""
+    if not title.strip():
+        raise InvalidArguments("A source needs a title.", field="title")
+    if kind not in SourceKind.values:
+        raise InvalidArguments("Unknown source kind.", field="kind")
+    return Source.objects.create(
+        organization=organization,
+        title=title.strip(),
+        kind=kind,
+        origin=origin,
+        text=text,
+        status=SourceStatus.PENDING,
+    )
+
+
+@transaction.atomic
+def create_source(*, organization: Organization, title: str, kind: SourceKind | str, origin: str, text: str) -> Source:
+    """Create and process a source in one transaction: it exists processed, or not at all."""
+    source = register_source(organization=organization, title=title, kind=kind, origin=origin, text=text)
+    return process_source(source)
+
+
+@transaction.atomic
+def import_text_source(
+    *, organization: Organization, title: str, origin: str, text: str, kind: SourceKind | str = SourceKind.FILE
+) -> ImportOutcome:
+    """Create, or update in place, the source of `organization` with this kind and origin.
+
+    Re-importing unchanged text changes nothing; changed text is reprocessed.
+    Atomic: on any failure (for example empty text) nothing is kept.
+    """
+    existing = (
+        Source.objects.select_for_update()
+        .filter(organization=organization, kind=kind, origin=origin)
+        .order_by("created_at", "id")
+        .first()
+    )
+    if existing is None:
+        source = create_source(organization=organization, title=title, kind=kind, origin=origin, text=text)
+        return ImportOutcome(source=source, created=True, changed=True)
+    normalised = normalise_text(text)
+    if existing.status == SourceStatus.PROCESSED and existing.text == normalised and existing.title == title.strip():
+        return ImportOutcome(source=existing, created=False, changed=False)
+    existing.title, existing.text = title.strip() or existing.title, text
+    existing.save(update_fields=["title", "text", "updated_at"])
+    return ImportOutcome(source=process_source(existing), created=False, changed=True)
+
+
+def reprocess_sources(sources: Iterable[Source]) -> ReprocessOutcome:
+    """Process each source again, each in its own transaction; count successes and failures."""
+    processed = failed = 0
+    for source in sources:
+        try:
+            process_source(source)
+        except InvalidArguments:
+            failed += 1
+        else:
+            processed += 1
+    return ReprocessOutcome(processed=processed, failed=failed)
+
+
+def mark_source_failed(source: Source) -> Source:
+    """Mark a source failed and drop its chunks (for example: extraction found no text)."""
+    with transaction.atomic():
+        SourceChunk.objects.filter(source=source).delete()
+        source.status, source.processed_at = SourceStatus.FAILED, None
+        source.save(update_fields=["status", "processed_at", "updated_at"])
+    return source

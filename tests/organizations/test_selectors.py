@@ -1,0 +1,194 @@
+import datetime
+
+from django.test import TestCase
+from django.utils import timezone
+
+from operator_site.errors import ErrorCode, NotFound
+from organizations.models import Module, ModuleStatus, Role, SourceKind
+from organizations.selectors import (
+    eligible_organizations,
+    module_in_organization,
+    modules_for_organization,
+    operator_membership_or_none,
+    organization_by_id_or_none,
+    organization_by_slug_or_none,
+    processed_source_in_organization,
+    processed_sources_for_organization,
+    source_chunks,
+)
+from organizations.services import create_module, mark_source_failed, register_source
+from tests.factories import make_membership, make_module, make_organization, make_source, make_user
+
+LONG_TEXT = "\n\n".join(f"Paragraph {n}. " + "Steel brackets are stamped on the presses. " * 20 for n in range(6))
+
+
+class OrganizationLookupTests(TestCase):
+    def test_malformed_or_missing_ids_give_none(self) -> None:
+        organization = make_organization()
+
+        self.assertEqual(organization_by_id_or_none(str(organization.id)), organization)
+        self.assertIsNone(organization_by_id_or_none("not-a-uuid"))
+        self.assertIsNone(organization_by_id_or_none("00000000-0000-0000-0000-000000000000"))
+
+    def test_slug_lookup(self) -> None:
+        organization = make_organization(slug="acme-test")
+
+        self.assertEqual(organization_by_slug_or_none("acme-test"), organization)
+        self.assertIsNone(organization_by_slug_or_none("nobody"))
+
+
+class EligibleOrganizationsTests(TestCase):
+    def test_only_admin_and_member_roles_count_and_names_order_them(self) -> None:
+        user = make_user()
+        zeta = make_membership(user=user, role=Role.ADMIN, organization=make_organization(name="Zeta")).organization
+        alpha = make_membership(user=user, role=Role.MEMBER, organization=make_organization(name="Alpha")).organization
+        make_membership(user=user, role=Role.LEARNER)
+        make_membership(user=user, role=Role.REQUESTER)
+        make_membership(role=Role.ADMIN)  # someone else's organization
+
+        self.assertEqual(list(eligible_organizations(user)), [alpha, zeta])
+
+
+class OperatorMembershipTests(TestCase):
+    def test_admin_and_member_are_operators(self) -> None:
+        for role in (Role.ADMIN, Role.MEMBER):
+            membership = make_membership(role=role)
+
+            found = operator_membership_or_none(user_id=membership.user_id, organization_id=membership.organization_id)
+
+            self.assertEqual(found, membership)
+
+    def test_learner_requester_other_organization_and_malformed_id_are_not(self) -> None:
+        learner = make_membership(role=Role.LEARNER)
+        requester = make_membership(role=Role.REQUESTER)
+        member = make_membership(role=Role.MEMBER)
+
+        self.assertIsNone(operator_membership_or_none(user_id=learner.user_id, organization_id=learner.organization_id))
+        self.assertIsNone(
+            operator_membership_or_none(user_id=requester.user_id, organization_id=requester.organization_id)
+        )
+        self.assertIsNone(operator_membership_or_none(user_id=member.user_id, organization_id=make_organization().id))
+        self.assertIsNone(operator_membership_or_none(user_id=member.user_id, organization_id="nope"))
+
+
+class ModuleSelectorTests(TestCase):
+    def setUp(self) -> None:
+        self.organization = make_organization()
+        self.other = make_organization()
+
+    def test_modules_of_another_organization_are_never_listed(self) -> None:
+        mine = make_module(organization=self.organization, title="Mine")
+        make_module(organization=self.other, title="Theirs")
+
+        self.assertEqual(list(modules_for_organization(self.organization)), [mine])
+
+    def test_filters_annotations_and_order(self) -> None:
+        older = make_module(organization=self.organization, title="Safety basics", sections=[("a", "b"), ("c", "d")])
+        newer = make_module(organization=self.organization, title="Quality", summary="Safety at the line")
+        make_module(organization=self.organization, title="Safety archive", status=ModuleStatus.ARCHIVED)
+        Module.objects.filter(pk=older.pk).update(updated_at=timezone.now() - datetime.timedelta(days=1))
+
+        found = list(modules_for_organization(self.organization, query="safety", status=ModuleStatus.PUBLISHED))
+
+        self.assertEqual(found, [newer, older])
+        self.assertEqual([module.section_count for module in found], [1, 2])
+
+    def test_listed_sources_are_processed_ones_only(self) -> None:
+        processed = make_source(organization=self.organization, title="B processed")
+        pending = register_source(organization=self.organization, title="A pending", kind=SourceKind.TEXT, text="x")
+        create_module(organization=self.organization, title="Mixed", sources=[processed, pending])
+
+        module = modules_for_organization(self.organization).get()
+
+        self.assertEqual([source.id for source in module.sources.all()], [processed.id])
+
+    def test_listing_modules_with_their_sources_takes_two_queries(self) -> None:
+        for number in range(3):
+            create_module(
+                organization=self.organization,
+                title=f"Module {number}",
+                sections=[("a", "b")],
+                sources=[make_source(organization=self.organization)],
+            )
+
+        with self.assertNumQueries(2):
+            source_ids = [[s.id for s in m.sources.all()] for m in modules_for_organization(self.organization)]
+
+        self.assertEqual([len(ids) for ids in source_ids], [1, 1, 1])
+
+    def test_module_of_another_organization_is_not_found(self) -> None:
+        foreign = make_module(organization=self.other)
+
+        with self.assertRaises(NotFound) as caught:
+            module_in_organization(self.organization, module_id=str(foreign.id))
+
+        self.assertEqual((caught.exception.code, caught.exception.message), (ErrorCode.NOT_FOUND, "Module not found."))
+
+    def test_malformed_module_id_is_not_found(self) -> None:
+        with self.assertRaises(NotFound):
+            module_in_organization(self.organization, module_id="../../etc")
+
+    def test_module_detail_orders_sections_and_sources(self) -> None:
+        zulu = make_source(organization=self.organization, title="Zulu")
+        alpha = make_source(organization=self.organization, title="Alpha")
+        created = create_module(
+            organization=self.organization, title="M", sections=[("First", "1"), ("Second", "2")], sources=[zulu, alpha]
+        )
+
+        with self.assertNumQueries(3):
+            module = module_in_organization(self.organization, module_id=str(created.id))
+            sections = [section.title for section in module.sections.all()]
+            sources = [source.title for source in module.sources.all()]
+
+        self.assertEqual((sections, sources), (["First", "Second"], ["Alpha", "Zulu"]))
+
+
+class SourceSelectorTests(TestCase):
+    def setUp(self) -> None:
+        self.organization = make_organization()
+
+    def test_only_processed_sources_of_the_organization_are_listed(self) -> None:
+        mine = make_source(organization=self.organization, title="Mine", text=LONG_TEXT)
+        make_source(title="Theirs")
+        register_source(organization=self.organization, title="Pending", kind=SourceKind.TEXT, text="x")
+        mark_source_failed(make_source(organization=self.organization, title="Failed"))
+
+        found = list(processed_sources_for_organization(self.organization))
+
+        self.assertEqual(found, [mine])
+        self.assertEqual(found[0].chunk_count, mine.chunks.count())
+        self.assertEqual(found[0].characters, len(mine.text))
+
+    def test_query_and_kind_filters(self) -> None:
+        guide = make_source(organization=self.organization, title="Press guide", kind=SourceKind.FILE, origin="p.md")
+        make_source(organization=self.organization, title="Press notes", kind=SourceKind.TEXT)
+        make_source(organization=self.organization, title="Other", kind=SourceKind.FILE)
+
+        found = processed_sources_for_organization(self.organization, query="press", kind=SourceKind.FILE)
+
+        self.assertEqual(list(found), [guide])
+
+    def test_source_of_another_organization_is_not_found(self) -> None:
+        foreign = make_source()
+
+        with self.assertRaises(NotFound) as caught:
+            processed_source_in_organization(self.organization, source_id=str(foreign.id))
+
+        self.assertEqual(caught.exception.message, "Source not found.")
+
+    def test_unprocessed_and_malformed_ids_are_not_found(self) -> None:
+        pending = register_source(organization=self.organization, title="Pending", kind=SourceKind.TEXT, text="x")
+
+        for source_id in (str(pending.id), "zzz", ""):
+            with self.subTest(source_id=source_id), self.assertRaises(NotFound):
+                processed_source_in_organization(self.organization, source_id=source_id)
+
+    def test_source_chunks_pages_in_index_order(self) -> None:
+        source = make_source(organization=self.organization, text=LONG_TEXT)
+        total = source.chunks.count()
+
+        page = source_chunks(source, start=1, limit=2)
+
+        self.assertGreaterEqual(total, 3)
+        self.assertEqual([chunk.index for chunk in page], [1, 2])
+        self.assertEqual(source_chunks(source, start=total, limit=5), [])
