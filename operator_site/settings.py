@@ -5,6 +5,7 @@ The environment is read here and nowhere else (code style §4). Defaults make
 variable. App code reads our own values through `operator_site.conf`.
 """
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -90,9 +91,19 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-    # WAL lets the dev server's reads proceed while a write is in flight.
-    DATABASES["default"]["OPTIONS"] = {"init_command": "PRAGMA journal_mode=WAL;", "timeout": 20}
+    # WAL lets reads proceed while a write is in flight; IMMEDIATE takes the write
+    # lock when a transaction begins, so concurrent writers wait out the busy
+    # timeout instead of failing at once with "database is locked" on upgrade.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL;",
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+    }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Tests get a file database like production's, not Django's shared-cache
+    # in-memory one, which answers "table is locked" at once instead of waiting
+    # out the busy timeout when real threads or live servers write together.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.env_str("REDIS_URL", "")
@@ -153,8 +164,10 @@ else:
     EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 DEFAULT_FROM_EMAIL = env.env_str("DEFAULT_FROM_EMAIL", "Service Operator <no-reply@operator.invalid>")
 
-# CORS applies to the MCP endpoints only; the transport sets the exact header lists.
-CORS_URLS_REGEX = r"^/(api/mcp/|\.well-known/)"
+# CORS (never with credentials) covers what browser-based MCP clients fetch
+# cross-origin: the MCP endpoints, discovery documents, and the OAuth endpoints
+# a client calls itself. The authorize page is a top-level navigation: no CORS.
+CORS_URLS_REGEX = r"^/(api/mcp/|\.well-known/|api/auth/(oauth2/(register|token|revoke|userinfo)|jwks)$)"
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
 CORS_ALLOW_HEADERS = [
@@ -185,7 +198,12 @@ REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600
 OPERATOR_SIGNING_KEY_PATH = Path(env.env_str("OPERATOR_SIGNING_KEY_PATH", str(VAR_DIR / "oauth-signing-key.pem")))
 OPERATOR_LTI_KEY_PATH = Path(env.env_str("OPERATOR_LTI_KEY_PATH", str(VAR_DIR / "lti-signing-key.pem")))
 _signing_key = load_or_create_private_key(OPERATOR_SIGNING_KEY_PATH)
-_inactive_keys = [load_or_create_private_key(Path(p)) for p in env.env_list("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", [])]
+_inactive_keys = []
+for _retired_path in env.env_list("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", []):
+    # A retired key must exist: generating one would verify nothing and hide a typo.
+    if not Path(_retired_path).is_file():
+        raise ImproperlyConfigured(f"OPERATOR_INACTIVE_SIGNING_KEY_PATHS names a missing file: {_retired_path}")
+    _inactive_keys.append(Path(_retired_path).read_text())
 
 # Our own settings, read by app code through operator_site.conf.operator_settings().
 OPERATOR = {
@@ -249,6 +267,8 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
     "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
     "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # RFC 9700 §4: only SHA-256 checksums of access (JWT) and refresh tokens are stored.
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": _signing_key,
     "OIDC_RSA_PRIVATE_KEYS_INACTIVE": _inactive_keys,
@@ -264,6 +284,9 @@ OAUTH2_PROVIDER = {
     "OAUTH2_PROTECTED_RESOURCE_BEARER_METHODS_SUPPORTED": ["header"],
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Service Operator",
     "ALLOW_LOCALHOST_LOOPBACK": True,
+    # Only https by default; each Application widens this to loopback http and a
+    # native client's own private-use schemes, after oauth/redirect_uris.py checked them.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https"],
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "CIMD_ENABLED": True,
@@ -275,5 +298,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    # httpx logs every request line at INFO; the SDK and CIMD fetcher use it.
+    "loggers": {"django.request": {"level": "ERROR"}, "httpx": {"level": "WARNING"}},
 }

@@ -4,9 +4,11 @@ Each factory builds what it needs (a membership builds its own user and
 organization) and goes through a service wherever one keeps an invariant.
 """
 
+import functools
 import itertools
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser
 
 from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source
@@ -19,11 +21,21 @@ def _next() -> int:
     return next(_counter)
 
 
+@functools.cache
+def _password_hash(password: str) -> str:
+    # PBKDF2 is deliberately slow; hashing each distinct password once keeps the
+    # suite fast while sign-in still checks a real hash.
+    return make_password(password)
+
+
 def make_user(*, email: str | None = None, password: str = PASSWORD, **fields: object) -> AbstractBaseUser:
     number = _next()
     email = email or f"person{number}@example.test"
     user_model = get_user_model()
-    return user_model.objects.create_user(username=email, email=email, password=password, **fields)
+    user = user_model(username=email, email=user_model.objects.normalize_email(email), **fields)
+    user.password = _password_hash(password)
+    user.save()
+    return user
 
 
 def make_organization(*, slug: str | None = None, name: str | None = None) -> Organization:

@@ -81,3 +81,15 @@ class DeployCheckTests(SimpleTestCase):
             )
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("OPERATOR_BASE_URL", result.stderr)
+
+    def test_missing_retired_signing_key_is_refused_at_start(self) -> None:
+        with tempfile.TemporaryDirectory() as var_dir:
+            result = _manage(
+                "check",
+                environment={
+                    "OPERATOR_VAR_DIR": var_dir,
+                    "OPERATOR_INACTIVE_SIGNING_KEY_PATHS": f"{var_dir}/no-such-key.pem",
+                },
+            )
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", result.stderr)
