@@ -5,6 +5,7 @@ carries the choice from the consent page, and every access and refresh token
 minted from it, or rotated from those, carries the same organization.
 """
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from oauth2_provider.models import (
     AbstractAccessToken,
@@ -14,12 +15,55 @@ from oauth2_provider.models import (
     AbstractRefreshToken,
 )
 
+from oauth.redirect_uris import (
+    APPLICATION_TYPE_NATIVE,
+    APPLICATION_TYPE_WEB,
+    RedirectUriRejected,
+    check_redirect_uri,
+    private_use_schemes,
+)
 from organizations.models import Organization
 
 
+class ApplicationType(models.TextChoices):
+    WEB = APPLICATION_TYPE_WEB, "Web"
+    NATIVE = APPLICATION_TYPE_NATIVE, "Native"
+
+
 class Application(AbstractApplication):
+    # OIDC Dynamic Client Registration `application_type`: native clients may use
+    # private-use redirect schemes (RFC 8252), web clients may not.
+    application_type = models.CharField(max_length=8, choices=ApplicationType.choices, default=ApplicationType.WEB)
+    # Every client may ask for `openid`, and its ID token is signed with the issuer's
+    # RSA key: DOT's default (no algorithm) would fail at the token endpoint.
+    algorithm = models.CharField(
+        max_length=5,
+        choices=AbstractApplication.ALGORITHM_TYPES,
+        default=AbstractApplication.RS256_ALGORITHM,
+        blank=True,
+    )
+
     class Meta(AbstractApplication.Meta):
         swappable = "OAUTH2_PROVIDER_APPLICATION_MODEL"
+
+    def get_allowed_schemes(self) -> list[str]:
+        """http(s) plus a native client's own private-use schemes, already checked by clean()."""
+        schemes = ["https", "http"]
+        if self.application_type == ApplicationType.NATIVE:
+            schemes += private_use_schemes(self.redirect_uris.split())
+        return schemes
+
+    def clean(self) -> None:
+        """DOT's checks, then our redirect-URI policy (oauth/redirect_uris.py) on every registration path."""
+        super().clean()
+        problems = []
+        for uri in self.redirect_uris.split():
+            try:
+                check_redirect_uri(uri, application_type=self.application_type)
+            except RedirectUriRejected as rejected:
+                problems.append(str(rejected))
+        if problems:
+            raise ValidationError({"redirect_uris": problems})
 
 
 class Grant(AbstractGrant):
@@ -41,6 +85,26 @@ class RefreshToken(AbstractRefreshToken):
 
     class Meta(AbstractRefreshToken.Meta):
         swappable = "OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL"
+
+
+class RedeemedCode(models.Model):
+    """An authorization code already exchanged, kept so a replay can revoke what it issued.
+
+    RFC 6749 §4.1.2 / OAuth 2.1 §4.1.3: a code used twice is refused and the
+    tokens issued from it are revoked. DOT deletes the grant on exchange, so
+    the code's checksum (never the code itself) and the token family survive here
+    until the family's refresh tokens could have expired.
+    """
+
+    code_checksum = models.CharField(max_length=64, unique=True)
+    application = models.ForeignKey("oauth.Application", on_delete=models.CASCADE, related_name="+")
+    token_family = models.UUIDField(null=True, blank=True)
+    access_token_id = models.BigIntegerField(null=True, blank=True)
+    expires = models.DateTimeField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"RedeemedCode #{self.pk}"
 
 
 class IDToken(AbstractIDToken):

@@ -1,5 +1,55 @@
-from django.urls import path  # noqa: F401
+"""Every route of the authorization server, at the exact paths of contract §4.3 (no trailing slash).
 
-app_name = "oauth"
+Two namespaces: DOT's views keep DOT's URL names under `oauth2_provider`,
+because DOT's metadata views reverse those names to build endpoint URLs;
+our own pages live under `oauth` (LOGIN_URL is `oauth:sign-in`). DOT's
+application-management, introspection, device and logout views are not routed.
+"""
 
-urlpatterns: list = []
+from django.urls import include, path
+from oauth2_provider import views as dot_views
+
+from oauth import views
+
+provider_patterns = [
+    # RFC 8414: one document at three paths
+    path(".well-known/oauth-authorization-server", views.ServerMetadataView.as_view(), name="oauth-server-metadata"),
+    path(".well-known/oauth-authorization-server/api/auth", views.ServerMetadataView.as_view()),
+    path("api/auth/.well-known/oauth-authorization-server", views.ServerMetadataView.as_view()),
+    # OpenID Connect Discovery: one document at three paths
+    path(
+        ".well-known/openid-configuration",
+        views.OpenIDConfigurationView.as_view(),
+        name="oidc-connect-discovery-info",
+    ),
+    path(".well-known/openid-configuration/api/auth", views.OpenIDConfigurationView.as_view()),
+    path("api/auth/.well-known/openid-configuration", views.OpenIDConfigurationView.as_view()),
+    # RFC 9728: the operator endpoint's metadata (the path named by its 401 challenge) and the root form
+    path(
+        ".well-known/oauth-protected-resource/api/mcp/operator",
+        views.ProtectedResourceMetadataView.as_view(),
+        name="oauth-resource-metadata-path",
+    ),
+    path(
+        ".well-known/oauth-protected-resource",
+        views.ProtectedResourceMetadataView.as_view(),
+        name="oauth-resource-metadata",
+    ),
+    path("api/auth/oauth2/register", views.RegisterView.as_view(), name="dcr-register"),
+    path("api/auth/oauth2/authorize", views.AuthorizeView.as_view(), name="authorize"),
+    path("api/auth/oauth2/token", views.TokenView.as_view(), name="token"),
+    path("api/auth/oauth2/revoke", dot_views.RevokeTokenView.as_view(), name="revoke-token"),
+    path("api/auth/oauth2/userinfo", dot_views.UserInfoView.as_view(), name="user-info"),
+    path("api/auth/jwks", dot_views.JwksInfoView.as_view(), name="jwks-info"),
+]
+
+site_patterns = [
+    path("api/auth/sign-in", views.SignInView.as_view(), name="sign-in"),
+    # LTI key set: a separate key, never the issuer's
+    path(".well-known/jwks.json", views.LtiJwksView.as_view(), name="lti-jwks"),
+]
+
+urlpatterns = [
+    path("", include((provider_patterns, "oauth2_provider"))),
+    path("", include((site_patterns, "oauth"))),
+]

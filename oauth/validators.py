@@ -1,7 +1,201 @@
-"""The OAuth2Validator subclass holding our authorization-server rules."""
+"""The OAuth2Validator subclass holding our authorization-server rules.
 
+What DOT's validator does not do and we need (contract §3, §5; product decisions §6):
+
+- bind the organization chosen on the consent page to the grant, and carry it
+  to every access and refresh token, across rotations (`request.organization_id`
+  is what `oauth.tokens.generate_access_token` reads);
+- refuse a code exchange or a refresh when the person is no longer admin or
+  member of the bound organization (`invalid_grant`);
+- refuse a `resource` other than the operator endpoint (`invalid_target`,
+  RFC 8707); tokens always carry the operator endpoint as audience anyway;
+- revoke what a replayed authorization code issued (OAuth 2.1 §4.1.3).
+
+Errors answer through oauthlib (False, or one of its error types); DOT renders them.
+"""
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauth2_provider.settings import oauth2_settings
+from oauthlib.oauth2.rfc6749 import errors
+
+from oauth import services
+from oauth.selectors import holds_operator_role
+from operator_site.conf import operator_settings
+
+Grant = get_grant_model()
+AccessToken = get_access_token_model()
+RefreshToken = get_refresh_token_model()
+
+ERROR_INVALID_TARGET = "invalid_target"
+
+
+def require_operator_resource(resources: list[str], request: Any = None) -> None:
+    """Raise `invalid_target` unless every requested resource is the operator endpoint URL.
+
+    An absent `resource` is fine: the token's audience is the operator endpoint
+    whatever the client sent (dot-notes, "safe defaults").
+    """
+    expected = operator_settings().operator_endpoint_url
+    for resource in resources:
+        if resource.rstrip("/") != expected:
+            raise errors.CustomOAuth2Error(
+                error=ERROR_INVALID_TARGET,
+                description=f"The only resource served here is {expected}.",
+                request=request,
+            )
+
+
+def _body_resources(request: Any) -> list[str]:
+    return [value for key, value in (getattr(request, "decoded_body", None) or []) if key == "resource"]
 
 
 class OperatorOAuth2Validator(OAuth2Validator):
-    pass
+    # --- authorization endpoint ---------------------------------------------------
+
+    def _create_authorization_code(self, request: Any, code: dict[str, str], expires: Any = None) -> Any:
+        """DOT's grant creation, plus the organization bound at consent (contract §5.2 step 4)."""
+        if request.code_challenge_method != Grant.CODE_CHALLENGE_S256:
+            # RFC 9700 §2.1.1: S256 only; the view refuses plain earlier, this is the backstop.
+            raise errors.InvalidRequestError(description="code_challenge_method must be S256.", request=request)
+        organization_id = getattr(request, "organization_id", None)
+        if not organization_id or not holds_operator_role(user_id=request.user.pk, organization_id=organization_id):
+            raise errors.AccessDeniedError(description="No eligible organization was chosen.", request=request)
+        resources = getattr(request, "resource", None) or []
+        require_operator_resource(resources, request)
+        if not expires:
+            expires = timezone.now() + timedelta(seconds=oauth2_settings.AUTHORIZATION_CODE_EXPIRE_SECONDS)
+        return Grant.objects.create(
+            application=request.client,
+            user=request.user,
+            organization_id=organization_id,
+            code=code["code"],
+            expires=expires,
+            redirect_uri=request.redirect_uri,
+            scope=" ".join(request.scopes),
+            code_challenge=request.code_challenge or "",
+            code_challenge_method=request.code_challenge_method or "",
+            nonce=request.nonce or "",
+            claims=json.dumps(request.claims or {}),
+            resource=resources,
+        )
+
+    # --- token endpoint: authorization code ------------------------------------------
+
+    def validate_code(self, client_id: str, code: str, client: Any, request: Any, *args: Any, **kwargs: Any) -> bool:
+        """A live grant for this client whose person still holds admin/member in its organization.
+
+        An unknown code that was already exchanged is a replay: its tokens are revoked.
+        """
+        require_operator_resource(_body_resources(request), request)
+        # Locked until the exchange commits (oauth.views.TokenView is atomic): a
+        # concurrent exchange of the same code waits, then takes the replay path.
+        grant = Grant.objects.select_for_update().filter(code=code, application=client).first()
+        if grant is None:
+            services.revoke_tokens_of_replayed_code(code=code, application=client)
+            return False
+        if grant.is_expired():
+            return False
+        if not holds_operator_role(user_id=grant.user_id, organization_id=grant.organization_id):
+            return False
+        request.scopes = grant.scope.split(" ")
+        request.user = grant.user
+        request.organization_id = str(grant.organization_id)
+        if grant.nonce:
+            request.nonce = grant.nonce
+        if grant.claims:
+            request.claims = json.loads(grant.claims)
+        return True
+
+    def invalidate_authorization_code(self, client_id: str, code: str, request: Any, *args: Any, **kwargs: Any) -> None:
+        super().invalidate_authorization_code(client_id, code, request, *args, **kwargs)
+        services.record_redeemed_code(
+            code=code,
+            application=request.client,
+            token_family=getattr(request, "operator_token_family", None),
+            access_token_id=getattr(request, "operator_access_token_id", None),
+        )
+
+    # --- token endpoint: refresh -----------------------------------------------------
+
+    def validate_refresh_token(self, refresh_token: str, client: Any, request: Any, *args: Any, **kwargs: Any) -> bool:
+        """DOT's checks (rotation, reuse → family revoked), then our lifetime and the role re-check (contract §3)."""
+        require_operator_resource(_body_resources(request), request)
+        if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
+            return False
+        refresh_token_row = request.refresh_token_instance
+        # Contract §8: 30 days from issue. DOT alone would count from the paired
+        # access token's expiry, one hour later.
+        lifetime = timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
+        if refresh_token_row.created <= timezone.now() - lifetime:
+            return False
+        organization_id = refresh_token_row.organization_id
+        if organization_id is None:
+            return False
+        if not holds_operator_role(user_id=request.user.pk, organization_id=organization_id):
+            return False
+        request.organization_id = str(organization_id)
+        return True
+
+    # --- token storage ---------------------------------------------------------------
+
+    def _create_access_token(self, expires: Any, request: Any, token: dict[str, Any], source_refresh_token: Any = None):
+        id_token = token.get("id_token")
+        if id_token:
+            id_token = self._load_id_token(id_token)
+        access_token = AccessToken(
+            user=request.user,
+            organization_id=request.organization_id,
+            scope=token["scope"],
+            expires=expires,
+            id_token=id_token,
+            application=request.client,
+            source_refresh_token=source_refresh_token,
+            # The audience lives in the JWT (always the operator endpoint). DOT's own
+            # RFC 8707 check on this column would refuse our tokens at userinfo, an
+            # issuer endpoint every token it issued may read (OIDC Core §5.3).
+            resource=[],
+        )
+        self._set_token_value(access_token, token["access_token"])
+        access_token.save()
+        request.operator_access_token_id = access_token.pk
+        return access_token
+
+    def _create_refresh_token(
+        self, request: Any, refresh_token_code: str, access_token: Any, previous_refresh_token: Any
+    ):
+        """DOT's refresh-token creation (same family on rotation), plus the bound organization."""
+        token_family = previous_refresh_token.token_family if previous_refresh_token else None
+        if token_family is None:
+            token_family = uuid.uuid4()
+        refresh_token = RefreshToken(
+            user=request.user,
+            organization_id=request.organization_id,
+            application=request.client,
+            access_token=access_token,
+            token_family=token_family,
+            resource=[],
+        )
+        self._set_token_value(refresh_token, refresh_token_code)
+        refresh_token.save()
+        request.operator_token_family = token_family
+        return refresh_token
+
+    # --- OpenID Connect --------------------------------------------------------------
+
+    def get_additional_claims(self, request: Any) -> dict[str, Any]:
+        """Userinfo / ID-token claims beyond `sub`; DOT filters them by scope (email, profile)."""
+        user = request.user
+        return {
+            "email": user.email,
+            "name": user.get_full_name() or user.email,
+            "given_name": user.first_name,
+            "family_name": user.last_name,
+            "preferred_username": user.get_username(),
+        }

@@ -1,0 +1,64 @@
+"""Reads for the authorization server: who may connect, and to which organizations.
+
+Contract §5.3: only organization admins and members may connect; the chooser
+lists only organizations where the person holds one of those roles.
+"""
+
+import functools
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from oauth2_provider.utils import jwk_from_pem
+
+from operator_site.errors import Forbidden
+from operator_site.signing_keys import load_or_create_private_key
+from organizations.models import OPERATOR_ROLES, Membership, Organization
+from organizations.selectors import eligible_organizations
+
+__all__ = ["eligible_organizations", "holds_operator_role", "lti_key_set", "require_eligible_organization"]
+
+
+def holds_operator_role(*, user_id: int, organization_id: object) -> bool:
+    """True when the person is admin or member of the organization right now (re-read, never cached)."""
+    return Membership.objects.filter(
+        user_id=user_id, organization_id=organization_id, role__in=OPERATOR_ROLES, user__is_active=True
+    ).exists()
+
+
+def require_eligible_organization(user: AbstractBaseUser, *, organization_id: str | None) -> Organization:
+    """The organization the person chose on the consent page, checked server-side.
+
+    With no choice and exactly one eligible organization, that one is used (the
+    page shows no chooser then). Raises Forbidden when the choice is not one of
+    the person's eligible organizations (a forged or stale id) or when a choice
+    is needed and missing.
+    """
+    organizations = list(eligible_organizations(user))
+    if not organizations:
+        raise Forbidden("You are not an admin or member of any organization.")
+    if not organization_id:
+        if len(organizations) == 1:
+            return organizations[0]
+        raise Forbidden("Choose an organization to connect.")
+    for organization in organizations:
+        if str(organization.pk) == str(organization_id):
+            return organization
+    raise Forbidden("That organization is not available to you.")
+
+
+@functools.cache
+def _lti_pem(path: str) -> str:
+    return load_or_create_private_key(Path(path))
+
+
+def lti_key_set() -> dict[str, list[dict[str, str]]]:
+    """The public JWK set of the LTI integration, from OPERATOR_LTI_KEY_PATH (generated once if absent).
+
+    A different key from the OAuth issuer's: a tool consumer's key set must never
+    verify our access tokens, nor the other way round (contract §4.3).
+    """
+    key = jwk_from_pem(_lti_pem(str(settings.OPERATOR_LTI_KEY_PATH)))
+    public = json.loads(key.export_public())
+    return {"keys": [{"alg": "RS256", "use": "sig", "kid": key.thumbprint(), **public}]}

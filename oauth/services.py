@@ -1,0 +1,171 @@
+"""Writes of the authorization server beyond what DOT stores itself.
+
+- the sign-in rate limit (counters in Django's cache, shared by every worker
+  when REDIS_URL is set);
+- dynamic client registration with our client rules (RFC 7591);
+- the ledger of exchanged authorization codes, so that a replayed code revokes
+  every token it issued (OAuth 2.1 §4.1.3).
+"""
+
+import hashlib
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+from django_ratelimit.core import is_ratelimited
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
+from oauth2_provider.views.dynamic_client_registration import _build_application_kwargs
+
+from oauth.models import Application, RedeemedCode
+from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
+from operator_site.client_ip import client_ip
+from operator_site.conf import operator_settings
+from operator_site.errors import RateLimited
+
+SIGN_IN_RATE_GROUP = "oauth.sign-in"
+
+
+def code_checksum(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
+    """Count one sign-in attempt against the client IP and the email; raise RateLimited past the limit.
+
+    Both counters always advance, so hammering one account from many addresses,
+    or many accounts from one address, is limited either way (product decisions §8).
+    The email is hashed into the cache key: no address is stored in clear.
+    """
+    limit = operator_settings().sign_in_attempts_per_minute
+    rate = f"{limit}/m"
+    ip = client_ip(request)
+    email_key = hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()
+    limited_by_ip = is_ratelimited(
+        request, group=f"{SIGN_IN_RATE_GROUP}.ip", key=lambda _group, _request: ip, rate=rate, increment=True
+    )
+    limited_by_email = is_ratelimited(
+        request,
+        group=f"{SIGN_IN_RATE_GROUP}.email",
+        key=lambda _group, _request: email_key,
+        rate=rate,
+        increment=True,
+    )
+    if limited_by_ip or limited_by_email:
+        raise RateLimited("Too many sign-in attempts. Wait a minute and try again.", retry_after_seconds=60)
+
+
+def record_redeemed_code(
+    *, code: str, application: Application, token_family: uuid.UUID | None, access_token_id: int | None
+) -> RedeemedCode:
+    """Remember an exchanged code until the tokens it issued could no longer be refreshed."""
+    lifetime = operator_settings().refresh_token_lifetime_seconds
+    return RedeemedCode.objects.create(
+        code_checksum=code_checksum(code),
+        application=application,
+        token_family=token_family,
+        access_token_id=access_token_id,
+        expires=timezone.now() + timedelta(seconds=lifetime),
+    )
+
+
+@transaction.atomic
+def revoke_tokens_of_replayed_code(*, code: str, application: Application) -> bool:
+    """Revoke every token issued from `code` if it was already exchanged; True when it was.
+
+    Refresh tokens of the family (including later rotations) are revoked and
+    their access-token rows deleted. Already-issued JWTs stay cryptographically
+    valid until they expire (at most one hour, contract §5.7).
+    """
+    redeemed = RedeemedCode.objects.filter(code_checksum=code_checksum(code), application=application).first()
+    if redeemed is None:
+        return False
+    if redeemed.token_family:
+        get_refresh_token_model().revoke_family(redeemed.token_family)
+    if redeemed.access_token_id:
+        get_access_token_model().objects.filter(pk=redeemed.access_token_id).delete()
+    return True
+
+
+SUPPORTED_GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
+
+
+class ClientMetadataError(Exception):
+    """A registration refused with an RFC 7591 §3.2.2 error code and a readable description."""
+
+    def __init__(self, error: str, description: str) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+
+
+def _check_client_metadata(data: dict[str, Any]) -> str:
+    application_type = data.get("application_type", APPLICATION_TYPE_WEB)
+    if application_type not in APPLICATION_TYPES:
+        raise ClientMetadataError("invalid_client_metadata", "application_type must be 'web' or 'native'")
+    grant_types = data.get("grant_types", ["authorization_code"])
+    if not isinstance(grant_types, list) or not set(grant_types) <= SUPPORTED_GRANT_TYPES:
+        raise ClientMetadataError(
+            "invalid_client_metadata", "grant_types may contain only 'authorization_code' and 'refresh_token'"
+        )
+    if data.get("response_types", ["code"]) != ["code"]:
+        raise ClientMetadataError("invalid_client_metadata", "response_types must be ['code']")
+    scope = data.get("scope")
+    if scope is not None and not isinstance(scope, str):
+        raise ClientMetadataError("invalid_client_metadata", "scope must be a space-separated string")
+    redirect_uris = data.get("redirect_uris")
+    if not isinstance(redirect_uris, list) or not redirect_uris:
+        raise ClientMetadataError("invalid_redirect_uri", "redirect_uris must be a non-empty array of URIs")
+    for uri in redirect_uris:
+        if not isinstance(uri, str):
+            raise ClientMetadataError("invalid_redirect_uri", "each redirect URI must be a string")
+        try:
+            check_redirect_uri(uri, application_type=application_type)
+        except RedirectUriRejected as rejected:
+            raise ClientMetadataError("invalid_redirect_uri", str(rejected)) from None
+    return application_type
+
+
+@transaction.atomic
+def register_client(data: dict[str, Any]) -> dict[str, Any]:
+    """Create an Application from RFC 7591 client metadata; return the registration response.
+
+    Public clients register with `token_endpoint_auth_method: none`; any other
+    supported method makes a confidential client whose secret appears only in
+    this response (it is stored hashed). Raises ClientMetadataError.
+    """
+    application_type = _check_client_metadata(data)
+    app_kwargs, error = _build_application_kwargs(data)
+    if error:
+        body = json.loads(error.content)
+        raise ClientMetadataError(body["error"], body.get("error_description", ""))
+    application = Application(
+        registration_source=Application.RegistrationSource.DCR, application_type=application_type, **app_kwargs
+    )
+    raw_secret = application.client_secret if application.client_type == Application.CLIENT_CONFIDENTIAL else None
+    try:
+        application.full_clean()
+    except ValidationError as invalid:
+        field = "invalid_redirect_uri" if "redirect_uris" in getattr(invalid, "message_dict", {}) else None
+        raise ClientMetadataError(field or "invalid_client_metadata", "; ".join(invalid.messages)) from None
+    application.save()
+    response: dict[str, Any] = {
+        "client_id": application.client_id,
+        "client_id_issued_at": int(application.created.timestamp()),
+        "client_name": application.name,
+        "redirect_uris": application.redirect_uris.split(),
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "application_type": application.application_type,
+        "token_endpoint_auth_method": data.get("token_endpoint_auth_method", "client_secret_basic"),
+    }
+    if isinstance(data.get("scope"), str):
+        response["scope"] = data["scope"]
+    if raw_secret:
+        response["client_secret"] = raw_secret
+        response["client_secret_expires_at"] = 0
+    return response

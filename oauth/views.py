@@ -1,0 +1,302 @@
+"""HTTP edge of the authorization server: DOT's views, routed at contract paths, with our hooks.
+
+Views parse, call one selector or service, and render. OAuth rules live in
+`oauth.validators`; who may connect lives in `oauth.selectors`.
+"""
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from django.conf import settings
+from django.contrib.auth import authenticate, login
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.utils.decorators import method_decorator
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views import View
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.debug import sensitive_post_parameters
+from oauth2_provider import views as dot_views
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.views import (
+    AuthorizationView,
+    ConnectDiscoveryInfoView,
+    DynamicClientRegistrationView,
+    OAuthProtectedResourceMetadataView,
+    OAuthServerMetadataView,
+)
+from oauth2_provider.views.dynamic_client_registration import _error_response, _parse_metadata
+from oauth2_provider.views.mixins import OAuthLibMixin
+from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
+
+from oauth.forms import ConsentForm, SignInForm
+from oauth.selectors import eligible_organizations, lti_key_set, require_eligible_organization
+from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
+from oauth.validators import require_operator_resource
+from operator_site.conf import operator_settings
+from operator_site.errors import Forbidden, RateLimited
+
+
+def _with_issuer(uri: str) -> str:
+    """Add RFC 9207 `iss` to an authorization (error) response; DOT adds it on success only."""
+    parts = urlsplit(uri)
+    query = [(key, value) for key, value in parse_qsl(parts.query, keep_blank_values=True) if key != "iss"]
+    query.append(("iss", operator_settings().issuer))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _error_page(request: HttpRequest, *, title: str, message: str, status: int) -> HttpResponse:
+    return render(request, "oauth/error.html", {"title": title, "message": message}, status=status)
+
+
+# --- sign-in ---------------------------------------------------------------------------
+
+
+@method_decorator([never_cache, csrf_protect, sensitive_post_parameters("password")], name="dispatch")
+class SignInView(View):
+    """Email and password sign-in in front of the authorization endpoint, rate-limited per IP and email."""
+
+    template_name = "oauth/sign_in.html"
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = SignInForm(initial={"next": request.GET.get("next", "")})
+        return self._render(request, form)
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = SignInForm(request.POST)
+        try:
+            count_sign_in_attempt(request, email=request.POST.get("email", ""))
+        except RateLimited as error:
+            response = self._render(request, form, error=error.message, status=429)
+            response["Retry-After"] = str(error.retry_after_seconds)
+            return response
+        if not form.is_valid():
+            return self._render(request, form, error="Enter your email address and password.", status=400)
+        email = form.cleaned_data["email"].strip()
+        user = authenticate(request, username=email, password=form.cleaned_data["password"])
+        if user is None:
+            # one message for unknown email and wrong password: no account enumeration
+            return self._render(request, form, error="That email and password do not match an account.", status=400)
+        login(request, user)
+        next_url = form.cleaned_data.get("next") or ""
+        if next_url and url_has_allowed_host_and_scheme(next_url, allowed_hosts=None, require_https=False):
+            return HttpResponseRedirect(next_url)
+        return self._render(request, SignInForm(), signed_in=True)
+
+    def _render(
+        self, request: HttpRequest, form: SignInForm, *, error: str = "", status: int = 200, signed_in: bool = False
+    ) -> HttpResponse:
+        context = {"form": form, "error": error, "signed_in": signed_in}
+        return render(request, self.template_name, context, status=status)
+
+
+# --- authorization and consent ---------------------------------------------------------
+
+
+class AuthorizeView(AuthorizationView):
+    """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
+
+    - only S256 PKCE and only the operator endpoint as `resource` are accepted;
+    - a person with no admin or member role anywhere gets HTTP 403 (contract §3);
+    - the organization chosen (or the only eligible one) goes into `credentials`,
+      which oauthlib copies onto its request for the validator to bind to the grant;
+    - every redirect back to the client carries `iss` (RFC 9207), errors included.
+    """
+
+    template_name = "oauth/consent.html"
+    form_class = ConsentForm
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # Consent is shown every time: an "auto" approval would skip the organization choice.
+        if "approval_prompt" in request.GET:
+            request.GET = request.GET.copy()
+            request.GET.pop("approval_prompt")
+        self.organizations = list(eligible_organizations(request.user))
+        if not self.organizations:
+            try:
+                self.validate_authorization_request(request)
+            except OAuthToolkitError as error:
+                return self.error_response(error, application=None)
+            return render(request, "oauth/forbidden.html", status=403)
+        return super().get(request, *args, **kwargs)
+
+    def validate_authorization_request(self, request: HttpRequest) -> tuple[list[str], dict[str, Any]]:
+        scopes, credentials = super().validate_authorization_request(request)
+        redirect_uri = credentials.get("redirect_uri")
+        state = credentials.get("state")
+        if credentials.get("code_challenge_method") != "S256":
+            error = oauthlib_errors.InvalidRequestError(
+                description="PKCE with code_challenge_method=S256 is required.", state=state
+            )
+            raise OAuthToolkitError(error=error, redirect_uri=redirect_uri)
+        try:
+            require_operator_resource(request.GET.getlist("resource"))
+        except oauthlib_errors.OAuth2Error as error:
+            error.state = state
+            raise OAuthToolkitError(error=error, redirect_uri=redirect_uri) from None
+        return scopes, credentials
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        organizations = getattr(self, "organizations", None) or list(eligible_organizations(self.request.user))
+        context["organizations"] = organizations
+        context["scope_items"] = list(
+            zip(kwargs.get("scopes", []), kwargs.get("scopes_descriptions", []), strict=False)
+        )
+        return context
+
+    def form_valid(self, form: ConsentForm) -> HttpResponse:
+        self.organization = None
+        if not get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).exists():
+            return self.form_invalid(form)
+        if form.cleaned_data.get("allow"):
+            try:
+                self.organization = require_eligible_organization(
+                    self.request.user, organization_id=form.cleaned_data.get("organization")
+                )
+            except Forbidden as error:
+                if not eligible_organizations(self.request.user).exists():
+                    return render(self.request, "oauth/forbidden.html", status=403)
+                return _error_page(self.request, title="Organization not available", message=error.message, status=403)
+        return super().form_valid(form)
+
+    def form_invalid(self, form: ConsentForm) -> HttpResponse:
+        return _error_page(
+            self.request,
+            title="Incomplete request",
+            message="The authorization request was incomplete. Start again from your application.",
+            status=400,
+        )
+
+    def create_authorization_response(
+        self, request: HttpRequest, scopes: str, credentials: dict[str, Any], allow: bool
+    ) -> tuple[str, dict[str, str], str, int]:
+        if allow:
+            organization = getattr(self, "organization", None)
+            if organization is None:
+                # Reached without the consent form (an application set to skip authorization).
+                try:
+                    organization = require_eligible_organization(request.user, organization_id=None)
+                except Forbidden as error:
+                    denied = oauthlib_errors.AccessDeniedError(
+                        description=error.message, state=credentials.get("state")
+                    )
+                    raise OAuthToolkitError(error=denied, redirect_uri=credentials.get("redirect_uri")) from None
+            credentials["organization_id"] = str(organization.pk)
+        with transaction.atomic():
+            return super().create_authorization_response(request, scopes, credentials, allow)
+
+    def error_response(self, error: OAuthToolkitError, application: Any, **kwargs: Any) -> HttpResponse:
+        redirect, response = OAuthLibMixin.error_response(self, error, **kwargs)
+        if redirect:
+            if application is None:
+                client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id") or ""
+                application = get_application_model().objects.filter(client_id=client_id).first()
+            return self.redirect(_with_issuer(response["url"]), application)
+        oauth_error = response["error"]
+        return _error_page(
+            self.request,
+            title="This authorization request cannot be completed",
+            message=getattr(oauth_error, "description", "") or "The request is not valid.",
+            status=getattr(oauth_error, "status_code", 400),
+        )
+
+
+class TokenView(dot_views.TokenView):
+    """DOT's token endpoint, one transaction per request.
+
+    With the grant row locked in `validate_code`, two concurrent exchanges of one
+    code serialize: the second finds the code redeemed and revokes what the first
+    issued, instead of both minting tokens.
+    """
+
+    @method_decorator(transaction.atomic)
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return super().post(request, *args, **kwargs)
+
+
+# --- discovery -------------------------------------------------------------------------
+
+
+def _json(data: dict[str, Any]) -> JsonResponse:
+    response = JsonResponse(data)
+    response["Access-Control-Allow-Origin"] = "*"
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+class ServerMetadataView(OAuthServerMetadataView):
+    """RFC 8414 metadata; the issuer is fixed by settings, so every path serves the same bytes."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        data = json.loads(super().get(request, *args, **kwargs).content)
+        data["userinfo_endpoint"] = oauth2_settings.OIDC_USERINFO_ENDPOINT
+        data.pop("introspection_endpoint", None)
+        data.pop("introspection_endpoint_auth_methods_supported", None)
+        return _json(data)
+
+
+class OpenIDConfigurationView(ConnectDiscoveryInfoView):
+    """OpenID Provider metadata, completed with the RFC 8414 fields MCP clients look for."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        data = json.loads(super().get(request, *args, **kwargs).content)
+        oauth_metadata = json.loads(ServerMetadataView.as_view()(request).content)
+        for key in (
+            "grant_types_supported",
+            "registration_endpoint",
+            "revocation_endpoint",
+            "revocation_endpoint_auth_methods_supported",
+        ):
+            if key in oauth_metadata:
+                data[key] = oauth_metadata[key]
+        # ID tokens are signed with the issuer's RSA key only; no client gets HS256.
+        data["id_token_signing_alg_values_supported"] = ["RS256"]
+        data["scopes_supported"] = sorted(data["scopes_supported"])
+        data["claims_supported"] = sorted(data["claims_supported"])
+        return _json(data)
+
+
+class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):
+    """RFC 9728 metadata of the operator endpoint: only the two operator scopes are advertised."""
+
+    def get_scopes_supported(self) -> list[str]:
+        return [settings.SCOPE_OPERATOR_READ, settings.SCOPE_OPERATOR_WRITE]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return _json(json.loads(super().get(request, *args, **kwargs).content))
+
+
+class LtiJwksView(View):
+    """The LTI integration's public keys: a key set of its own, never the OAuth issuer's (contract §4.3)."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return _json(lti_key_set())
+
+
+# --- dynamic client registration -------------------------------------------------------
+
+
+class RegisterView(DynamicClientRegistrationView):
+    """RFC 7591 registration, open to anyone, with our client rules (oauth/registration.py).
+
+    No registration access token is issued: the contract names no client
+    configuration endpoint (RFC 7592), so a client that changes registers again.
+    """
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        data, error = _parse_metadata(request.body)
+        if error:
+            return error
+        try:
+            registered = register_client(data)
+        except ClientMetadataError as rejected:
+            return _error_response(rejected.error, rejected.description)
+        response = JsonResponse(registered, status=201)
+        response["Cache-Control"] = "no-store"
+        return response

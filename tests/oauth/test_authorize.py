@@ -1,0 +1,307 @@
+from urllib.parse import parse_qs, urlsplit
+
+from django.test import Client
+
+from oauth.models import Grant
+from organizations.models import Role
+from tests.factories import make_membership, make_organization, make_user
+from tests.oauth.support import AUTHORIZE, REDIRECT_URI, OAuthTestCase, pkce_pair
+
+
+def query_of(location: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(location).query)
+
+
+class SignInRequiredTests(OAuthTestCase):
+    def test_anonymous_person_is_sent_to_sign_in_and_back(self) -> None:
+        client_id = self.register()["client_id"]
+        _verifier, challenge = pkce_pair()
+
+        response = self.browser.get(AUTHORIZE, self.authorize_params(client_id, challenge))
+
+        self.assertEqual(response.status_code, 302)
+        location = urlsplit(response["Location"])
+        self.assertEqual(location.path, "/api/auth/sign-in")
+        self.assertTrue(query_of(response["Location"])["next"][0].startswith(AUTHORIZE + "?"))
+
+
+class ConsentPageTests(OAuthTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.client_id = self.register(client_name="Claude Desktop")["client_id"]
+
+    def consent_page(self, user):
+        self.sign_in(user)
+        _verifier, challenge = pkce_pair()
+        return self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, challenge))
+
+    def test_page_names_the_client_its_redirect_and_the_scopes_in_words(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+
+        response = self.consent_page(member.user)
+
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, "Claude Desktop")
+        self.assertContains(response, REDIRECT_URI)
+        self.assertContains(response, "Read your organization&#x27;s modules and knowledge sources")
+        self.assertContains(response, 'name="csrfmiddlewaretoken"')
+        self.assertContains(response, 'name="allow"')
+        self.assertContains(response, 'name="deny"')
+        self.assertEqual(response["X-Frame-Options"], "DENY")
+
+    def test_page_loads_nothing_from_other_hosts(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+
+        body = self.consent_page(member.user).content.decode()
+
+        self.assertNotIn("<script", body)
+        self.assertNotIn("<link", body)
+        self.assertNotIn("src=", body)
+        self.assertIn('name="viewport"', body)
+
+    def test_chooser_lists_only_organizations_where_the_person_is_admin_or_member(self) -> None:
+        user = make_user()
+        admin_of = make_membership(user=user, role=Role.ADMIN).organization
+        member_of = make_membership(user=user, role=Role.MEMBER).organization
+        learner_of = make_membership(user=user, role=Role.LEARNER).organization
+        requester_of = make_membership(user=user, role=Role.REQUESTER).organization
+        make_organization()
+
+        response = self.consent_page(user)
+
+        listed = {organization.pk for organization in response.context["organizations"]}
+        self.assertEqual(listed, {admin_of.pk, member_of.pk})
+        self.assertContains(response, 'type="radio"', count=2)
+        self.assertNotContains(response, learner_of.name)
+        self.assertNotContains(response, requester_of.name)
+
+    def test_one_eligible_organization_shows_no_chooser(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+
+        response = self.consent_page(member.user)
+
+        self.assertNotContains(response, 'type="radio"')
+        self.assertContains(response, member.organization.name)
+
+    def test_learner_is_refused_with_403(self) -> None:
+        learner = make_membership(role=Role.LEARNER)
+
+        response = self.consent_page(learner.user)
+
+        self.assertEqual(response.status_code, 403)
+        self.assertTemplateUsed(response, "oauth/forbidden.html")
+
+    def test_requester_is_refused_with_403(self) -> None:
+        requester = make_membership(role=Role.REQUESTER)
+
+        response = self.consent_page(requester.user)
+
+        self.assertEqual(response.status_code, 403)
+
+    def test_person_without_any_role_is_refused_with_403(self) -> None:
+        response = self.consent_page(make_user())
+
+        self.assertEqual(response.status_code, 403)
+        self.assertFalse(Grant.objects.exists())
+
+
+class ConsentDecisionTests(OAuthTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.client_id = self.register()["client_id"]
+
+    def test_allow_redirects_with_code_state_and_issuer(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.sign_in(member.user)
+
+        response, _verifier = self.consent(self.client_id)
+
+        self.assertEqual(response.status_code, 302)
+        self.assertTrue(response["Location"].startswith(REDIRECT_URI + "?"))
+        query = query_of(response["Location"])
+        self.assertEqual(query["state"], ["state-123"])
+        self.assertEqual(query["iss"], ["http://testserver/api/auth"])
+        self.assertEqual(Grant.objects.get().organization, member.organization)
+
+    def test_native_client_is_sent_back_to_its_private_use_scheme(self) -> None:
+        native_uri = "com.example.agent:/oauth/callback"
+        client_id = self.register(application_type="native", redirect_uris=[native_uri])["client_id"]
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+
+        response, _verifier = self.consent(client_id, redirect_uri=native_uri)
+
+        self.assertEqual(response.status_code, 302)
+        self.assertTrue(response["Location"].startswith(native_uri + "?"))
+        self.assertIn("code", query_of(response["Location"]))
+
+    def test_auto_approval_prompt_still_shows_the_consent_page(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.sign_in(member.user)
+        self.tokens_for(self.client_id)
+
+        page = self.browser.get(
+            AUTHORIZE, self.authorize_params(self.client_id, pkce_pair()[1], approval_prompt="auto")
+        )
+
+        self.assertEqual(page.status_code, 200)
+        self.assertTemplateUsed(page, "oauth/consent.html")
+
+    def test_chosen_organization_is_bound_to_the_grant(self) -> None:
+        user = make_user()
+        make_membership(user=user, role=Role.MEMBER)
+        chosen = make_membership(user=user, role=Role.ADMIN).organization
+        self.sign_in(user)
+
+        self.authorize(self.client_id, organization=chosen)
+
+        self.assertEqual(Grant.objects.get().organization, chosen)
+
+    def test_deny_returns_access_denied_to_the_client(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.sign_in(member.user)
+
+        response, _verifier = self.consent(self.client_id, allow=False)
+
+        self.assertEqual(response.status_code, 302)
+        query = query_of(response["Location"])
+        self.assertEqual(query["error"], ["access_denied"])
+        self.assertEqual(query["state"], ["state-123"])
+        self.assertEqual(query["iss"], ["http://testserver/api/auth"])
+        self.assertFalse(Grant.objects.exists())
+
+    def test_forged_organization_is_refused(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        foreign = make_organization()
+        self.sign_in(member.user)
+
+        response, _verifier = self.consent(self.client_id, organization=foreign)
+
+        self.assertEqual(response.status_code, 403)
+        self.assertFalse(Grant.objects.exists())
+
+    def test_organization_where_the_person_is_learner_is_refused(self) -> None:
+        user = make_user()
+        make_membership(user=user, role=Role.MEMBER)
+        make_membership(user=user, role=Role.MEMBER)
+        learner_of = make_membership(user=user, role=Role.LEARNER).organization
+        self.sign_in(user)
+
+        response, _verifier = self.consent(self.client_id, organization=learner_of)
+
+        self.assertEqual(response.status_code, 403)
+        self.assertFalse(Grant.objects.exists())
+
+    def test_several_organizations_and_no_choice_is_refused(self) -> None:
+        user = make_user()
+        make_membership(user=user, role=Role.MEMBER)
+        make_membership(user=user, role=Role.MEMBER)
+        self.sign_in(user)
+
+        response, _verifier = self.consent(self.client_id)
+
+        self.assertEqual(response.status_code, 403)
+        self.assertFalse(Grant.objects.exists())
+
+    def test_consent_for_a_tampered_client_id_is_refused(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.sign_in(member.user)
+        page = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, pkce_pair()[1]))
+        form = {key: value for key, value in page.context["form"].initial.items() if value is not None}
+
+        response = self.browser.post(
+            AUTHORIZE,
+            {**form, "client_id": "no-such-client", "organization": str(member.organization.pk), "allow": "true"},
+        )
+
+        self.assertEqual(response.status_code, 400)
+        self.assertFalse(Grant.objects.exists())
+
+    def test_consent_without_csrf_token_is_refused(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.browser = Client(enforce_csrf_checks=True)
+        self.sign_in(member.user)
+        page = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, pkce_pair()[1]))
+        form = {key: value for key, value in page.context["form"].initial.items() if value is not None}
+
+        response = self.browser.post(AUTHORIZE, {**form, "organization": str(member.organization.pk), "allow": "true"})
+
+        self.assertEqual(response.status_code, 403)
+        self.assertFalse(Grant.objects.exists())
+
+
+class AuthorizationRequestRefusalTests(OAuthTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.client_id = self.register()["client_id"]
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+
+    def get(self, **overrides):
+        params = self.authorize_params(self.client_id, pkce_pair()[1], **overrides)
+        return self.browser.get(AUTHORIZE, {key: value for key, value in params.items() if value is not None})
+
+    def test_unregistered_redirect_uri_is_not_followed(self) -> None:
+        response = self.get(redirect_uri="https://attacker.example/cb")
+
+        self.assertEqual(response.status_code, 400)
+        self.assertTemplateUsed(response, "oauth/error.html")
+        self.assertFalse(response.has_header("Location"))
+
+    def test_unknown_client_is_not_followed(self) -> None:
+        response = self.browser.get(AUTHORIZE, self.authorize_params("no-such-client", pkce_pair()[1]))
+
+        self.assertEqual(response.status_code, 400)
+        self.assertFalse(response.has_header("Location"))
+
+    def test_missing_pkce_challenge_is_refused(self) -> None:
+        response = self.get(code_challenge=None, code_challenge_method=None)
+
+        self.assertEqual(response.status_code, 302)
+        query = query_of(response["Location"])
+        self.assertEqual(query["error"], ["invalid_request"])
+        self.assertEqual(query["iss"], ["http://testserver/api/auth"])
+
+    def test_plain_pkce_is_refused(self) -> None:
+        response = self.get(code_challenge_method="plain")
+
+        self.assertEqual(response.status_code, 302)
+        self.assertEqual(query_of(response["Location"])["error"], ["invalid_request"])
+
+    def test_pkce_without_method_defaults_to_plain_and_is_refused(self) -> None:
+        response = self.get(code_challenge_method=None)
+
+        self.assertEqual(query_of(response["Location"])["error"], ["invalid_request"])
+
+    def test_foreign_resource_is_refused_with_invalid_target(self) -> None:
+        response = self.get(resource="https://elsewhere.example/api")
+
+        self.assertEqual(response.status_code, 302)
+        query = query_of(response["Location"])
+        self.assertEqual(query["error"], ["invalid_target"])
+        self.assertEqual(query["state"], ["state-123"])
+
+    def test_loopback_redirect_may_use_any_port(self) -> None:
+        response = self.get(redirect_uri="http://127.0.0.1:40123/callback")
+
+        self.assertEqual(response.status_code, 200)
+
+    def test_loopback_redirect_with_another_path_is_not_followed(self) -> None:
+        response = self.get(redirect_uri="http://127.0.0.1:8765/other")
+
+        self.assertEqual(response.status_code, 400)
+        self.assertFalse(response.has_header("Location"))
+
+    def test_operator_resource_is_accepted(self) -> None:
+        response = self.get(resource=self.operator_endpoint())
+
+        self.assertEqual(response.status_code, 200)
+
+    def test_implicit_response_type_is_refused(self) -> None:
+        response = self.get(response_type="token")
+
+        self.assertEqual(response.status_code, 302)
+        self.assertIn(query_of(response["Location"])["error"][0], {"unsupported_response_type", "unauthorized_client"})
+
+    def test_unknown_scope_is_refused(self) -> None:
+        response = self.get(scope="mcp:operator.admin")
+
+        self.assertEqual(query_of(response["Location"])["error"], ["invalid_scope"])

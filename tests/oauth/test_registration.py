@@ -1,0 +1,98 @@
+import json
+
+from django.contrib.auth.hashers import check_password
+from django.test import TestCase
+
+from oauth.models import Application
+
+REGISTER = "/api/auth/oauth2/register"
+
+
+class RegistrationTests(TestCase):
+    def register(self, **metadata: object):
+        body = {"client_name": "Agent", "redirect_uris": ["https://agent.example/callback"]}
+        body.update(metadata)
+        return self.client.post(REGISTER, data=json.dumps(body), content_type="application/json")
+
+    def assertRefused(self, response, error: str) -> None:
+        self.assertEqual(response.status_code, 400, response.content)
+        self.assertEqual(response.json()["error"], error)
+        self.assertFalse(Application.objects.exists())
+
+    def test_public_client_registers_without_an_account(self) -> None:
+        response = self.register(token_endpoint_auth_method="none", redirect_uris=["http://127.0.0.1:33418/cb"])
+
+        self.assertEqual(response.status_code, 201)
+        body = response.json()
+        self.assertNotIn("client_secret", body)
+        self.assertEqual(body["token_endpoint_auth_method"], "none")
+        application = Application.objects.get(client_id=body["client_id"])
+        self.assertEqual(application.client_type, Application.CLIENT_PUBLIC)
+        self.assertEqual(application.name, "Agent")
+
+    def test_confidential_client_gets_a_secret_stored_hashed(self) -> None:
+        response = self.register(token_endpoint_auth_method="client_secret_post")
+
+        body = response.json()
+        application = Application.objects.get(client_id=body["client_id"])
+        self.assertEqual(application.client_type, Application.CLIENT_CONFIDENTIAL)
+        self.assertNotEqual(application.client_secret, body["client_secret"])
+        self.assertTrue(check_password(body["client_secret"], application.client_secret))
+        self.assertEqual(body["client_secret_expires_at"], 0)
+
+    def test_native_client_may_use_a_private_use_scheme(self) -> None:
+        response = self.register(application_type="native", redirect_uris=["com.example.agent:/oauth/callback"])
+
+        self.assertEqual(response.status_code, 201, response.content)
+        self.assertEqual(response.json()["application_type"], "native")
+        self.assertEqual(Application.objects.get().application_type, "native")
+
+    def test_web_client_may_not_use_a_private_use_scheme(self) -> None:
+        response = self.register(redirect_uris=["com.example.agent:/oauth/callback"])
+
+        self.assertRefused(response, "invalid_redirect_uri")
+
+    def test_plain_http_to_a_named_host_is_refused(self) -> None:
+        response = self.register(redirect_uris=["http://agent.example/callback"])
+
+        self.assertRefused(response, "invalid_redirect_uri")
+
+    def test_javascript_scheme_is_refused_even_for_native_clients(self) -> None:
+        response = self.register(application_type="native", redirect_uris=["javascript:alert(1)"])
+
+        self.assertRefused(response, "invalid_redirect_uri")
+
+    def test_redirect_uri_with_a_fragment_is_refused(self) -> None:
+        response = self.register(redirect_uris=["https://agent.example/callback#frag"])
+
+        self.assertRefused(response, "invalid_redirect_uri")
+
+    def test_missing_redirect_uris_are_refused(self) -> None:
+        response = self.register(redirect_uris=[])
+
+        self.assertRefused(response, "invalid_redirect_uri")
+
+    def test_unknown_application_type_is_refused(self) -> None:
+        response = self.register(application_type="service")
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_client_credentials_grant_is_refused(self) -> None:
+        response = self.register(grant_types=["client_credentials"])
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_implicit_response_type_is_refused(self) -> None:
+        response = self.register(response_types=["token"])
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_body_that_is_not_json_is_refused(self) -> None:
+        response = self.client.post(REGISTER, data="not json", content_type="application/json")
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_unsupported_auth_method_is_refused(self) -> None:
+        response = self.register(token_endpoint_auth_method="private_key_jwt")
+
+        self.assertRefused(response, "invalid_client_metadata")

@@ -1,0 +1,84 @@
+from django.conf import settings
+from django.core.cache import cache
+from django.test import TestCase
+
+from operator_site.conf import operator_settings
+from tests.factories import PASSWORD, make_user
+
+SIGN_IN = "/api/auth/sign-in"
+NEXT = "/api/auth/oauth2/authorize?client_id=abc"
+
+
+class SignInTests(TestCase):
+    def setUp(self) -> None:
+        cache.clear()
+        self.user = make_user()
+
+    def sign_in(self, *, email: str | None = None, password: str = PASSWORD, next_url: str = NEXT, **extra):
+        return self.client.post(
+            SIGN_IN, {"email": email or self.user.email, "password": password, "next": next_url}, **extra
+        )
+
+    def test_page_has_a_csrf_protected_form(self) -> None:
+        response = self.client.get(SIGN_IN, {"next": NEXT})
+
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, 'name="csrfmiddlewaretoken"')
+        self.assertContains(response, f'value="{NEXT}"')
+        self.assertEqual(response["X-Frame-Options"], "DENY")
+
+    def test_correct_password_signs_in_and_returns_to_next(self) -> None:
+        response = self.sign_in()
+
+        self.assertEqual(response.status_code, 302)
+        self.assertEqual(response["Location"], NEXT)
+        self.assertEqual(int(self.client.session["_auth_user_id"]), self.user.pk)
+
+    def test_wrong_password_is_refused_without_naming_the_reason(self) -> None:
+        response = self.sign_in(password="wrong")
+
+        self.assertEqual(response.status_code, 400)
+        self.assertContains(response, "do not match an account", status_code=400)
+        self.assertNotIn("_auth_user_id", self.client.session)
+
+    def test_unknown_email_gets_the_same_answer(self) -> None:
+        response = self.sign_in(email="nobody@example.test")
+
+        self.assertContains(response, "do not match an account", status_code=400)
+
+    def test_next_on_another_host_is_not_followed(self) -> None:
+        response = self.sign_in(next_url="https://attacker.example/")
+
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, "You are signed in")
+
+    def test_eleventh_attempt_in_a_minute_for_one_email_is_refused_with_429(self) -> None:
+        limit = operator_settings().sign_in_attempts_per_minute
+        for number in range(limit):
+            self.sign_in(password="wrong", REMOTE_ADDR=f"10.0.0.{number + 1}")
+
+        response = self.sign_in(REMOTE_ADDR="10.0.1.1")
+
+        self.assertEqual(response.status_code, 429)
+        self.assertContains(response, "Too many sign-in attempts", status_code=429)
+        self.assertEqual(response["Retry-After"], "60")
+        self.assertNotIn("_auth_user_id", self.client.session)
+
+    def test_eleventh_attempt_in_a_minute_from_one_address_is_refused_with_429(self) -> None:
+        limit = operator_settings().sign_in_attempts_per_minute
+        for number in range(limit):
+            self.sign_in(email=f"other{number}@example.test", password="wrong")
+
+        response = self.sign_in()
+
+        self.assertEqual(response.status_code, 429)
+        self.assertNotIn("_auth_user_id", self.client.session)
+
+    def test_limit_follows_the_setting(self) -> None:
+        with self.settings(OPERATOR={**settings.OPERATOR, "sign_in_attempts_per_minute": 2}):
+            self.sign_in(password="wrong")
+            self.sign_in(password="wrong")
+
+            response = self.sign_in()
+
+        self.assertEqual(response.status_code, 429)
