@@ -1,5 +1,13 @@
-from django.urls import path  # noqa: F401
+"""Routes of the operator server (contract §4.1); the `/api/mcp/` catch-all belongs to mcp_docs."""
+
+from django.urls import path
+
+from mcp_operator import views
 
 app_name = "mcp_operator"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("api/mcp/operator", views.operator_mcp, name="endpoint"),
+    path(".well-known/mcp", views.well_known_mcp_view, name="well-known-mcp"),
+    path(".well-known/mcp/server-card.json", views.server_card_view, name="server-card"),
+]

@@ -84,3 +84,46 @@ def as_json_response(error: OperatorError) -> JsonResponse:
     if isinstance(error, RateLimited):
         response["Retry-After"] = str(error.retry_after_seconds)
     return response
+
+
+def as_tool_result(error: OperatorError, *, knowledge: bool) -> dict[str, Any]:
+    """Render as a CallToolResult body (product decisions §3, "Tool errors").
+
+    Knowledge tools: no `isError`; `structuredContent: {success: false, error}` and
+    the same JSON as text, so one outputSchema admits both shapes. Every other
+    tool: `isError: true`, a readable text item and `structuredContent: {error}`.
+    """
+    import json  # only this renderer needs it
+
+    payload = error_payload(error)
+    if knowledge:
+        structured: dict[str, Any] = {"success": False, "error": payload}
+        text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+        return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+    return {
+        "content": [{"type": "text", "text": f"{error.message} ({payload['code']})"}],
+        "structuredContent": {"error": payload},
+        "isError": True,
+    }
+
+
+# JSON-RPC codes an OperatorError maps to when it reaches the transport's edge
+# outside a tool call (a tool's own failures are results, never JSON-RPC errors).
+_JSONRPC_INVALID_PARAMS = -32602
+_JSONRPC_INTERNAL_ERROR = -32603
+_INVALID_PARAMS_CODES = {
+    ErrorCode.INVALID_ARGUMENTS,
+    ErrorCode.NOT_FOUND,
+    ErrorCode.INVALID_ORGANIZATION_SELECTOR,
+    ErrorCode.ORGANIZATION_SCOPE_MISMATCH,
+}
+
+
+def as_jsonrpc_error(error: OperatorError) -> dict[str, Any]:
+    """Render as a JSON-RPC error object: `{code, message, data: {code, message, ...}}`.
+
+    Bad input (arguments, ids, selectors) is -32602; anything else -32603. The
+    structured error rides in `data` so clients still see our error code.
+    """
+    code = _JSONRPC_INVALID_PARAMS if error.code in _INVALID_PARAMS_CODES else _JSONRPC_INTERNAL_ERROR
+    return {"code": code, "message": error.message, "data": error_payload(error)}

@@ -1,6 +1,14 @@
 """Typed MCP tools and the registry that lists and calls them (both endpoints).
 
-INTERFACE (fixed; implementation to follow):
+The registry owns what every tool shares: the `tools/list` entries (built once,
+same list and order every time), argument validation against each tool's input
+schema (JSON Schema 2020-12, compiled once), the admission hook (role re-check,
+organization selectors, limits on the operator endpoint), and the two result
+shapes of product decisions §3. It renders `OperatorError`s through
+`errors.as_tool_result` and is the one edge where any other exception of a tool
+is caught: logged, answered as `internal_error` with no detail.
+
+INTERFACE (fixed):
 
     READ_ONLY_ANNOTATIONS = {"readOnlyHint": True, "idempotentHint": True,
                              "destructiveHint": False, "openWorldHint": False}
@@ -35,4 +43,189 @@ INTERFACE (fixed; implementation to follow):
             # success -> {"content": [{"type": "text", "text": <json>}], "structuredContent": ...}
             # OperatorError -> errors.as_tool_result(error, knowledge=tool.knowledge)
             # any other exception -> logged with logger.exception, internal_error tool result
+
+Order of one call: the admission hook first (so that `forbidden` beats every
+other answer, docs/tools.md "Order of checks"), then argument validation against
+the input schema (top-level `default`s filled in), then the handler.
+`open_admission` is the admission of an endpoint without principals (docs).
 """
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from operator_site.errors import InvalidArguments, OperatorError, as_tool_result
+from operator_site.mcp_transport import UnknownTool
+
+if TYPE_CHECKING:
+    from organizations.models import Organization
+
+logger = logging.getLogger(__name__)
+
+READ_ONLY_ANNOTATIONS: dict[str, bool] = {
+    "readOnlyHint": True,
+    "idempotentHint": True,
+    "destructiveHint": False,
+    "openWorldHint": False,
+}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    principal: object
+    organization: Organization | None
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    handler: Callable[[ToolCall], dict[str, Any]]
+    knowledge: bool = False
+    # a fresh copy per tool: a dataclass may not share one mutable default
+    annotations: dict[str, Any] = field(default_factory=lambda: dict(READ_ONLY_ANNOTATIONS))
+
+    def as_listing(self) -> dict[str, Any]:
+        """The MCP `Tool` object of `tools/list`."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": self.annotations,
+        }
+
+
+Admission = Callable[[object, Tool, dict[str, Any]], contextlib.AbstractContextManager[ToolCall]]
+
+
+@contextlib.contextmanager
+def open_admission(principal: object, tool: Tool, arguments: dict[str, Any]) -> Iterator[ToolCall]:
+    """Admit every call, with no organization: for endpoints without authentication."""
+    yield ToolCall(principal=principal, organization=None, arguments=arguments)
+
+
+def to_json_text(value: Any) -> str:
+    """Compact, deterministic JSON for a `text` content item (keys keep their order)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def success_result(structured: dict[str, Any]) -> dict[str, Any]:
+    """A successful CallToolResult body: structuredContent plus the same JSON as text."""
+    return {"content": [{"type": "text", "text": to_json_text(structured)}], "structuredContent": structured}
+
+
+class ToolRegistry:
+    """The tools of one endpoint, listed and called in a fixed order (satisfies `mcp_transport.ToolSet`)."""
+
+    def __init__(self, tools: list[Tool], *, admission: Admission) -> None:
+        names = [tool.name for tool in tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate tool names in {names}")
+        self._tools: dict[str, Tool] = {tool.name: tool for tool in tools}
+        self._admission = admission
+        self._validators: dict[str, Draft202012Validator] = {}
+        self._defaults: dict[str, dict[str, Any]] = {}
+        for tool in tools:
+            for schema in (tool.input_schema, tool.output_schema):
+                Draft202012Validator.check_schema(schema)
+            self._validators[tool.name] = Draft202012Validator(tool.input_schema)
+            self._defaults[tool.name] = {
+                name: spec["default"]
+                for name, spec in tool.input_schema.get("properties", {}).items()
+                if "default" in spec
+            }
+        # Never changes after construction: built once, handed out as is.
+        self._listing: list[dict[str, Any]] = [tool.as_listing() for tool in tools]
+
+    @property
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def list_tools(self, principal: object) -> list[dict[str, Any]]:
+        """The MCP Tool objects, same list in the same order for every principal. Do not mutate."""
+        return self._listing
+
+    def call_tool(self, principal: object, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Run one tool and return the CallToolResult body; raises `UnknownTool` for an unknown name.
+
+        Every failure past the name lookup is a tool result, never an exception
+        (contract §1 guarantee 4).
+        """
+        tool = self._tools.get(name)
+        if tool is None:
+            raise UnknownTool(name)
+        try:
+            if arguments is None:
+                arguments = {}
+            if not isinstance(arguments, dict):
+                raise InvalidArguments("arguments must be an object", field="arguments")
+            with self._admission(principal, tool, arguments) as call:
+                admitted = replace(call, arguments=self._validated(tool, call.arguments))
+                structured = tool.handler(admitted)
+        except OperatorError as error:
+            return as_tool_result(error, knowledge=tool.knowledge)
+        except Exception:
+            # The one edge of a tool call: no trace, SQL or detail reaches the client.
+            logger.exception("tool %s failed", tool.name)
+            return as_tool_result(OperatorError("The tool failed unexpectedly."), knowledge=tool.knowledge)
+        return success_result(structured)
+
+    def _validated(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+        error = best_match(self._validators[tool.name].iter_errors(arguments))
+        if error is not None:
+            field_name, message = _describe(error, tool.input_schema)
+            raise InvalidArguments(message, field=field_name)
+        defaults = self._defaults[tool.name]
+        if not defaults:
+            return arguments
+        return {**defaults, **arguments}
+
+
+def _describe(error: ValidationError, schema: dict[str, Any]) -> tuple[str, str]:
+    """(top-level argument name, readable message) for the first validation error.
+
+    Messages are our own: jsonschema's repeat the offending value, which may be
+    500 characters of a query.
+    """
+    keyword, expected, instance = error.validator, error.validator_value, error.instance
+    if error.absolute_path:
+        field_name = str(error.absolute_path[0])
+    elif keyword == "required":
+        field_name = next((name for name in expected if name not in instance), "arguments")
+        return field_name, f"{field_name} is required"
+    elif keyword == "additionalProperties":
+        known = schema.get("properties", {})
+        field_name = next((str(name) for name in instance if name not in known), "arguments")
+        return field_name, f"{field_name} is not an argument of this tool"
+    else:
+        return "arguments", "arguments must be an object"
+    described = {
+        "type": lambda: f"must be of type {expected if isinstance(expected, str) else ' or '.join(expected)}",
+        "maxLength": lambda: f"must be at most {expected} characters",
+        "minLength": lambda: f"must be at least {expected} character{'s' if expected != 1 else ''}",
+        "maximum": lambda: f"must be at most {expected}",
+        "minimum": lambda: f"must be at least {expected}",
+        "maxItems": lambda: f"must have at most {expected} items",
+        "minItems": lambda: f"must have at least {expected} item{'s' if expected != 1 else ''}",
+        "enum": lambda: "must be one of " + ", ".join(str(value) for value in expected),
+        "pattern": lambda: "is not in the expected format",
+        "format": lambda: f"must be a {expected}",
+        "uniqueItems": lambda: "must not repeat an item",
+    }.get(keyword)
+    detail = described() if described else "is invalid"
+    where = field_name + "".join(f"[{part}]" for part in list(error.absolute_path)[1:])
+    return field_name, f"{where} {detail}"

@@ -7,10 +7,11 @@ never leaves this module. Only processed sources are ever returned.
 """
 
 import uuid
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Prefetch, Q, QuerySet
-from django.db.models.functions import Length
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce, Length
 
 from operator_site.errors import NotFound
 from organizations.models import (
@@ -27,6 +28,7 @@ from organizations.search import ChunkHit, search_chunk_rows
 
 __all__ = [
     "ChunkHit",
+    "KeysetPosition",
     "eligible_organizations",
     "membership_or_none",
     "module_in_organization",
@@ -39,6 +41,18 @@ __all__ = [
     "search_chunks",
     "source_chunks",
 ]
+
+
+# The last row of a page in a (-moment, -id) ordering: listing resumes after it.
+KeysetPosition = tuple[datetime, uuid.UUID]
+
+
+def _rows_after(rows: QuerySet, *, moment_field: str, after: KeysetPosition | None) -> QuerySet:
+    """Keyset pagination: stable while rows change, and an index range scan instead of an OFFSET."""
+    if after is None:
+        return rows
+    moment, row_id = after
+    return rows.filter(Q(**{f"{moment_field}__lt": moment}) | Q(**{moment_field: moment, "id__lt": row_id}))
 
 
 def _uuid_or_none(value: object) -> uuid.UUID | None:
@@ -98,14 +112,18 @@ def _visible_sources() -> QuerySet[Source]:
 
 
 def modules_for_organization(
-    organization: Organization, *, query: str | None = None, status: str | None = None
+    organization: Organization,
+    *,
+    query: str | None = None,
+    status: str | None = None,
+    after: KeysetPosition | None = None,
 ) -> QuerySet[Module]:
     """Modules of one organization, newest `updated_at` first (ties: id descending).
 
     Annotated `section_count`; `sources` prefetched (processed ones only, id and
-    title, ordered by title then id).
+    title, ordered by title then id). `after` resumes after that page position.
     """
-    modules = Module.objects.filter(organization=organization)
+    modules = _rows_after(Module.objects.filter(organization=organization), moment_field="updated_at", after=after)
     if query:
         modules = modules.filter(Q(title__icontains=query) | Q(summary__icontains=query))
     if status:
@@ -138,20 +156,33 @@ def module_in_organization(organization: Organization, *, module_id: str | uuid.
     return module
 
 
+def _chunk_count() -> Coalesce:
+    """Chunks of the outer source, as a correlated subquery: unlike a GROUP BY over
+    every matching source, it is computed only for the rows a page returns."""
+    counts = SourceChunk.objects.filter(source=OuterRef("pk")).order_by().values("source").annotate(count=Count("id"))
+    return Coalesce(Subquery(counts.values("count"), output_field=IntegerField()), 0)
+
+
 def processed_sources_for_organization(
-    organization: Organization, *, query: str | None = None, kind: str | None = None
+    organization: Organization,
+    *,
+    query: str | None = None,
+    kind: str | None = None,
+    after: KeysetPosition | None = None,
 ) -> QuerySet[Source]:
     """Processed sources of one organization, newest `processed_at` first (ties: id descending).
 
     Annotated `chunk_count` and `characters` (length of the text); `text` deferred.
+    `after` resumes after that page position.
     """
     sources = Source.objects.filter(organization=organization, status=SourceStatus.PROCESSED)
+    sources = _rows_after(sources, moment_field="processed_at", after=after)
     if query:
         sources = sources.filter(Q(title__icontains=query) | Q(origin__icontains=query))
     if kind:
         sources = sources.filter(kind=kind)
     return (
-        sources.annotate(chunk_count=Count("chunks"), characters=Length("text"))
+        sources.annotate(chunk_count=_chunk_count(), characters=Length("text"))
         .defer("text")
         .order_by("-processed_at", "-id")
     )
@@ -168,7 +199,7 @@ def processed_source_in_organization(organization: Organization, *, source_id: s
     if parsed is not None:
         source = (
             Source.objects.filter(organization=organization, id=parsed, status=SourceStatus.PROCESSED)
-            .annotate(chunk_count=Count("chunks"))
+            .annotate(chunk_count=_chunk_count())
             .first()
         )
     if source is None:

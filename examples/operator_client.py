@@ -1,0 +1,163 @@
+"""Connect to Service Operator with the official MCP Python SDK (2.3): sign in, list and call tools.
+
+Usage (with `make run` serving on http://127.0.0.1:8000):
+
+    .venv/bin/python examples/operator_client.py
+    .venv/bin/python examples/operator_client.py --url https://operator.example.com/api/mcp/operator --query "safety"
+
+What happens:
+
+1. The SDK POSTs `server/discover`; the server answers 401 with a `WWW-Authenticate`
+   challenge naming its protected-resource metadata.
+2. The SDK's OAuth provider reads that metadata and the authorization server's, registers
+   this script as a public client (dynamic client registration) and builds an authorization
+   URL with PKCE (S256).
+3. This script prints the URL and opens it in your browser, and listens on a loopback port
+   for the redirect. Sign in (the demo data has bob@acme.test / operator-demo), choose an
+   organization if asked, and press Allow.
+4. The SDK exchanges the code for tokens, retries, and the script lists the tools, calls
+   `list_modules` and `search_knowledge`, and reads the server card.
+
+Tokens are kept in memory only; run it again and you sign in again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import threading
+import webbrowser
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+from mcp import Client
+from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+DEFAULT_URL = "http://127.0.0.1:8000/api/mcp/operator"
+SIGN_IN_TIMEOUT_SECONDS = 300
+
+
+class MemoryTokenStorage:
+    """The SDK's TokenStorage protocol, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
+
+
+class LoopbackListener:
+    """A one-shot HTTP listener on 127.0.0.1 that receives the authorization redirect (RFC 8252 §7.3)."""
+
+    def __init__(self) -> None:
+        self.params: dict[str, str] = {}
+        self.received = threading.Event()
+        listener = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                query = parse_qs(urlsplit(self.path).query)
+                if "code" not in query and "error" not in query:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                listener.params = {key: values[0] for key, values in query.items()}
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.end_headers()
+                self.wfile.write(b"<p>Signed in. You can close this tab and return to the terminal.</p>")
+                listener.received.set()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # keep the code out of the terminal
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.redirect_uri = f"http://127.0.0.1:{self.server.server_port}/callback"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    async def wait(self) -> AuthorizationCodeResult:
+        if not await asyncio.to_thread(self.received.wait, SIGN_IN_TIMEOUT_SECONDS):
+            raise SystemExit("No sign-in within five minutes; run the script again.")
+        if "error" in self.params:
+            raise SystemExit(
+                f"Authorization refused: {self.params['error']} {self.params.get('error_description', '')}"
+            )
+        return AuthorizationCodeResult(
+            code=self.params["code"], state=self.params.get("state"), iss=self.params.get("iss")
+        )
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+async def open_browser(authorization_url: str) -> None:
+    print("Open this URL to sign in (trying your browser now):\n")
+    print(f"  {authorization_url}\n")
+    webbrowser.open(authorization_url)
+
+
+async def main(url: str, query: str) -> None:
+    listener = LoopbackListener()
+    provider = OAuthClientProvider(
+        server_url=url,
+        client_metadata=OAuthClientMetadata(
+            client_name="Service Operator example client",
+            redirect_uris=[listener.redirect_uri],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=MemoryTokenStorage(),
+        redirect_handler=open_browser,
+        callback_handler=listener.wait,
+    )
+    try:
+        async with (
+            httpx2.AsyncClient(auth=provider, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            server = client.server_info
+            print(f"Connected to {server.title if server else url} (protocol {client.protocol_version})\n")
+
+            tools = (await client.list_tools()).tools
+            print(f"{len(tools)} tools:")
+            for tool in tools:
+                print(f"  - {tool.name}: {tool.description.splitlines()[0] if tool.description else ''}")
+
+            modules = (await client.call_tool("list_modules", {"limit": 5})).structured_content or {}
+            organization = modules.get("organization", {})
+            print(f"\nOrganization: {organization.get('name')} ({organization.get('slug')})")
+            for module in modules.get("modules", []):
+                print(f"  module: {module['title']} [{module['status']}]")
+
+            search = (await client.call_tool("search_knowledge", {"query": query, "limit": 3})).structured_content
+            print(f"\nsearch_knowledge {query!r}:")
+            print(json.dumps(search, indent=2, ensure_ascii=False))
+
+            card = await client.read_resource("mcp://server-card.json")
+            print(f"\nServer card: {json.loads(card.contents[0].text)['name']}")
+    finally:
+        listener.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default=DEFAULT_URL, help=f"operator endpoint URL (default {DEFAULT_URL})")
+    parser.add_argument("--query", default="safety training", help="what to search for")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.url, arguments.query))

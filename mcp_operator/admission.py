@@ -1,0 +1,108 @@
+"""Admission of one operator tool call: role re-check, organization selectors, limits.
+
+The registry (`operator_site.mcp_tools.ToolRegistry`) enters `admit_operator_call`
+before it validates the arguments and runs the handler. Order, each step refusing
+with its own tool error (docs/tools.md "Order of checks"):
+
+1. the membership, re-read on every call: not admin or member of the token's
+   organization any more -> `forbidden` (contract §5.3; beats every other answer);
+2. the selectors `organizationSlug` / `organizationId` (contract §2) ->
+   `organization_scope_mismatch` / `invalid_organization_selector`;
+3. the rate limit, then a concurrency slot held until the handler returns
+   (`mcp_operator.limits`) -> `rate_limited` / `concurrency_limited`.
+
+The happy path costs one query (the membership with its organization).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from mcp_operator.limits import tool_call_limits
+from operator_site.errors import (
+    Forbidden,
+    InvalidArguments,
+    InvalidOrganizationSelector,
+    OrganizationScopeMismatch,
+)
+from operator_site.mcp_tools import Tool, ToolCall
+from organizations.selectors import operator_membership_or_none, organization_by_id_or_none
+
+if TYPE_CHECKING:
+    from organizations.models import Organization
+
+SLUG_SELECTOR = "organizationSlug"
+ID_SELECTOR = "organizationId"
+SELECTORS = (SLUG_SELECTOR, ID_SELECTOR)
+
+
+@contextlib.contextmanager
+def admit_operator_call(principal: Any, tool: Tool, arguments: dict[str, Any]) -> Iterator[ToolCall]:
+    """Admit one call of `tool` by `principal` (an `OperatorPrincipal`) or raise an `OperatorError`.
+
+    Yields the `ToolCall` with the token's organization and the arguments
+    without the two selectors; the concurrency slot is held until the block ends.
+    """
+    membership = operator_membership_or_none(user_id=principal.user.pk, organization_id=principal.organization_id)
+    if membership is None:
+        raise Forbidden("You are no longer an admin or member of this organization.")
+    organization = membership.organization
+    require_selected_organization(
+        organization, slug=_selector(arguments, SLUG_SELECTOR), organization_id=_selector(arguments, ID_SELECTOR)
+    )
+    remaining = {name: value for name, value in arguments.items() if name not in SELECTORS}
+    with tool_call_limits(user_id=principal.user.pk, organization_id=organization.pk, tool_name=tool.name):
+        yield ToolCall(principal=principal, organization=organization, arguments=remaining)
+
+
+def require_selected_organization(organization: Organization, *, slug: str | None, organization_id: str | None) -> None:
+    """Check the selectors of a call against the token's `organization` (contract §2).
+
+    - neither given: the token's organization;
+    - every given selector names the token's organization: admitted;
+    - id and slug both given and not naming one same organization ->
+      `invalid_organization_selector`; a selector that names no organization
+      counts as naming a different one, so the answer never depends on whether
+      an unknown slug or id exists;
+    - otherwise (one selector, or both naming the same other organization) ->
+      `organization_scope_mismatch`, whether that organization exists or not.
+
+    Only the both-given, neither-is-the-token's case reads the database (one query).
+    """
+    slug_is_token = slug is None or slug == organization.slug
+    id_is_token = organization_id is None or _parse_uuid(organization_id) == organization.pk
+    if slug_is_token and id_is_token:
+        return
+    if slug is not None and organization_id is not None:
+        if not slug_is_token and not id_is_token:
+            named = _organization_by_id(organization_id)
+            if named is not None and named.slug == slug:
+                raise OrganizationScopeMismatch(
+                    "This token is bound to another organization; authorize again to work in this one."
+                )
+        raise InvalidOrganizationSelector("organizationId and organizationSlug name different organizations.")
+    raise OrganizationScopeMismatch("This token is bound to another organization; authorize again to work in this one.")
+
+
+def _selector(arguments: dict[str, Any], name: str) -> str | None:
+    if name not in arguments:
+        return None
+    value = arguments[name]
+    if not isinstance(value, str):
+        raise InvalidArguments(f"{name} must be of type string", field=name)
+    return value
+
+
+def _parse_uuid(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+def _organization_by_id(value: str) -> Organization | None:
+    parsed = _parse_uuid(value)
+    return organization_by_id_or_none(parsed) if parsed is not None else None

@@ -1,0 +1,116 @@
+"""`list_modules`: the organization's modules, newest `updatedAt` first, a page at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_operator.tools.cursors import issue_cursor, keyset_position, read_cursor
+from mcp_operator.tools.payloads import (
+    NEXT_CURSOR,
+    TIMESTAMP,
+    UUID_STRING,
+    input_schema,
+    organization_ref,
+    output_schema,
+    timestamp,
+)
+from operator_site.mcp_tools import Tool, ToolCall
+from organizations.models import Module, ModuleStatus
+from organizations.selectors import modules_for_organization
+
+NAME = "list_modules"
+DEFAULT_LIMIT = 25
+MAX_LIMIT = 100
+MAX_QUERY_CHARACTERS = 200
+
+INPUT = input_schema(
+    {
+        "query": {
+            "type": "string",
+            "maxLength": MAX_QUERY_CHARACTERS,
+            "description": "Only modules whose title or summary contains this text (case-insensitive).",
+        },
+        "status": {"type": "string", "enum": ModuleStatus.values, "description": "Only modules in this status."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": "Most modules to return.",
+        },
+        "cursor": {"type": "string", "description": "`nextCursor` of the previous page, with the same filters."},
+    }
+)
+
+MODULE_SUMMARY = {
+    "type": "object",
+    "properties": {
+        "id": UUID_STRING,
+        "title": {"type": "string"},
+        "summary": {"type": "string"},
+        "status": {"type": "string", "enum": ModuleStatus.values},
+        "sectionCount": {"type": "integer", "minimum": 0},
+        "sourceIds": {
+            "type": "array",
+            "items": UUID_STRING,
+            "description": "Processed sources it was built from, by title.",
+        },
+        "updatedAt": TIMESTAMP,
+    },
+    "required": ["id", "title", "summary", "status", "sectionCount", "sourceIds", "updatedAt"],
+    "additionalProperties": False,
+}
+
+OUTPUT = output_schema({"modules": {"type": "array", "items": MODULE_SUMMARY}, "nextCursor": NEXT_CURSOR})
+
+
+def list_modules(call: ToolCall) -> dict[str, Any]:
+    organization, arguments = call.organization, call.arguments
+    limit = arguments["limit"]
+    filters = {"query": arguments.get("query") or None, "status": arguments.get("status")}
+    after = None
+    if "cursor" in arguments:
+        after = read_cursor(arguments["cursor"], tool_name=NAME, organization=organization, filters=filters)
+    modules = modules_for_organization(organization, query=filters["query"], status=filters["status"], after=after)
+    page = list(modules[: limit + 1])
+    next_cursor = None
+    if len(page) > limit:
+        page = page[:limit]
+        last = page[-1]
+        next_cursor = issue_cursor(
+            tool_name=NAME,
+            organization=organization,
+            filters=filters,
+            position=keyset_position(last.updated_at, last.id),
+        )
+    return {
+        "organization": organization_ref(organization),
+        "modules": [_summary(module) for module in page],
+        "nextCursor": next_cursor,
+    }
+
+
+def _summary(module: Module) -> dict[str, Any]:
+    return {
+        "id": str(module.id),
+        "title": module.title,
+        "summary": module.summary,
+        "status": module.status,
+        "sectionCount": module.section_count,
+        "sourceIds": [str(source.id) for source in module.sources.all()],
+        "updatedAt": timestamp(module.updated_at),
+    }
+
+
+TOOL = Tool(
+    name=NAME,
+    title="List modules",
+    description=(
+        "List the learning modules of your organization, newest update first, up to `limit` per page. "
+        "Filter by text in the title or summary (`query`) and by `status`; pass `nextCursor` back as "
+        "`cursor` (with the same filters) for the next page. Use get_module for a module's sections."
+    ),
+    input_schema=INPUT,
+    output_schema=OUTPUT,
+    handler=list_modules,
+)

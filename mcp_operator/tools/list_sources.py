@@ -1,0 +1,115 @@
+"""`list_sources`: the organization's processed sources, newest `processedAt` first, a page at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_operator.tools.cursors import issue_cursor, keyset_position, read_cursor
+from mcp_operator.tools.payloads import (
+    NEXT_CURSOR,
+    TIMESTAMP,
+    UUID_STRING,
+    input_schema,
+    organization_ref,
+    output_schema,
+    timestamp,
+)
+from operator_site.mcp_tools import Tool, ToolCall
+from organizations.models import Source, SourceKind
+from organizations.selectors import processed_sources_for_organization
+
+NAME = "list_sources"
+DEFAULT_LIMIT = 25
+MAX_LIMIT = 100
+MAX_QUERY_CHARACTERS = 200
+
+INPUT = input_schema(
+    {
+        "query": {
+            "type": "string",
+            "maxLength": MAX_QUERY_CHARACTERS,
+            "description": "Only sources whose title or origin contains this text (case-insensitive).",
+        },
+        "kind": {"type": "string", "enum": SourceKind.values, "description": "Only sources of this kind."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": "Most sources to return.",
+        },
+        "cursor": {"type": "string", "description": "`nextCursor` of the previous page, with the same filters."},
+    }
+)
+
+SOURCE_SUMMARY = {
+    "type": "object",
+    "properties": {
+        "id": UUID_STRING,
+        "title": {"type": "string"},
+        "kind": {"type": "string", "enum": SourceKind.values},
+        "origin": {"type": "string", "description": "File name or URL; empty for pasted text."},
+        "processedAt": TIMESTAMP,
+        "chunkCount": {"type": "integer", "minimum": 0},
+        "characters": {"type": "integer", "minimum": 0, "description": "Length of the extracted text."},
+    },
+    "required": ["id", "title", "kind", "origin", "processedAt", "chunkCount", "characters"],
+    "additionalProperties": False,
+}
+
+OUTPUT = output_schema({"sources": {"type": "array", "items": SOURCE_SUMMARY}, "nextCursor": NEXT_CURSOR})
+
+
+def list_sources(call: ToolCall) -> dict[str, Any]:
+    organization, arguments = call.organization, call.arguments
+    limit = arguments["limit"]
+    filters = {"query": arguments.get("query") or None, "kind": arguments.get("kind")}
+    after = None
+    if "cursor" in arguments:
+        after = read_cursor(arguments["cursor"], tool_name=NAME, organization=organization, filters=filters)
+    sources = processed_sources_for_organization(
+        organization, query=filters["query"], kind=filters["kind"], after=after
+    )
+    page = list(sources[: limit + 1])
+    next_cursor = None
+    if len(page) > limit:
+        page = page[:limit]
+        last = page[-1]
+        next_cursor = issue_cursor(
+            tool_name=NAME,
+            organization=organization,
+            filters=filters,
+            position=keyset_position(last.processed_at, last.id),
+        )
+    return {
+        "organization": organization_ref(organization),
+        "sources": [_summary(source) for source in page],
+        "nextCursor": next_cursor,
+    }
+
+
+def _summary(source: Source) -> dict[str, Any]:
+    return {
+        "id": str(source.id),
+        "title": source.title,
+        "kind": source.kind,
+        "origin": source.origin,
+        "processedAt": timestamp(source.processed_at),
+        "chunkCount": source.chunk_count,
+        "characters": source.characters,
+    }
+
+
+TOOL = Tool(
+    name=NAME,
+    title="List sources",
+    description=(
+        "List the processed knowledge sources of your organization (files, URLs, pasted text), newest first, "
+        "up to `limit` per page. Filter by text in the title or origin (`query`) and by `kind`; pass "
+        "`nextCursor` back as `cursor` (with the same filters) for the next page. Read a source's text with "
+        "fetch_knowledge, or search across sources with search_knowledge."
+    ),
+    input_schema=INPUT,
+    output_schema=OUTPUT,
+    handler=list_sources,
+)

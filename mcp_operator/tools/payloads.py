@@ -1,0 +1,114 @@
+"""Shapes shared by the five operator tools: selectors, organization, timestamps, errors.
+
+camelCase lives here and in the tool modules only (code style §2).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from operator_site.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from organizations.models import Organization
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+# Contract §2: every tool accepts both; docs/tools.md "Selecting the organization".
+SELECTOR_PROPERTIES: dict[str, Any] = {
+    "organizationSlug": {
+        "type": "string",
+        "description": "Optional. Slug of the organization; must be the token's organization.",
+    },
+    "organizationId": {
+        "type": "string",
+        "description": "Optional. Id of the organization; must be the token's organization.",
+    },
+}
+
+UUID_STRING: dict[str, Any] = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
+TIMESTAMP: dict[str, Any] = {"type": "string", "format": "date-time", "description": "ISO 8601, UTC, ending in Z."}
+NEXT_CURSOR: dict[str, Any] = {
+    "type": ["string", "null"],
+    "description": "Pass as `cursor` with the same filters for the next page; null on the last page.",
+}
+
+ORGANIZATION: dict[str, Any] = {
+    "type": "object",
+    "description": "The organization the call ran in (the token's).",
+    "properties": {"id": UUID_STRING, "slug": {"type": "string"}, "name": {"type": "string"}},
+    "required": ["id", "slug", "name"],
+    "additionalProperties": False,
+}
+
+ERROR: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "enum": [str(code) for code in ErrorCode]},
+        "message": {"type": "string"},
+        "field": {"type": "string", "description": "With invalid_arguments: the argument at fault."},
+        "retryAfterSeconds": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "With rate_limited and concurrency_limited: when to try again.",
+        },
+    },
+    "required": ["code", "message"],
+}
+
+
+def input_schema(properties: dict[str, Any], *, required: list[str] | None = None) -> dict[str, Any]:
+    """A tool's inputSchema: its own properties plus the two selectors, nothing else accepted."""
+    schema: dict[str, Any] = {
+        "$schema": SCHEMA_DIALECT,
+        "type": "object",
+        "properties": {**properties, **SELECTOR_PROPERTIES},
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def output_schema(properties: dict[str, Any]) -> dict[str, Any]:
+    """outputSchema of a non-knowledge tool: `organization` plus `properties`, all required."""
+    return {
+        "$schema": SCHEMA_DIALECT,
+        "type": "object",
+        "properties": {"organization": ORGANIZATION, **properties},
+        "required": ["organization", *properties],
+        "additionalProperties": False,
+    }
+
+
+def knowledge_output_schema(properties: dict[str, Any]) -> dict[str, Any]:
+    """outputSchema of a knowledge tool: the success shape or `{success: false, error}`.
+
+    MCP wants an object at the top level, so the alternatives sit under `anyOf`.
+    """
+    success = {
+        "type": "object",
+        "properties": {"success": {"const": True}, "organization": ORGANIZATION, **properties},
+        "required": ["success", "organization", *properties],
+        "additionalProperties": False,
+    }
+    failure = {
+        "type": "object",
+        "properties": {"success": {"const": False}, "error": ERROR},
+        "required": ["success", "error"],
+        "additionalProperties": False,
+    }
+    return {"$schema": SCHEMA_DIALECT, "type": "object", "anyOf": [success, failure]}
+
+
+def organization_ref(organization: Organization) -> dict[str, str]:
+    return {"id": str(organization.id), "slug": organization.slug, "name": organization.name}
+
+
+def timestamp(moment: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a `Z`, to the millisecond: `2026-07-28T09:30:00.000Z`."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,234 @@
+"""End to end with the official MCP Python SDK 2.3 against a live server.
+
+The SDK's OAuth client provider starts from the endpoint's 401, discovers the
+protected-resource and authorization-server metadata, registers dynamically,
+runs PKCE (the redirect handler below signs in and consents through the real
+pages), and its `Client` then discovers the server, lists and calls the five
+tools and reads the server card. A 2025-11-25 `initialize` is refused with
+-32022.
+"""
+
+import asyncio
+import json
+import logging
+
+import httpx
+import httpx2
+from django.conf import settings
+from django.test import LiveServerTestCase, override_settings
+from mcp import Client
+from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.exceptions import MCPError
+
+from oauth.tokens import issue_access_token
+from organizations.models import Role, SourceKind
+from organizations.services import create_source
+from tests.e2e.browser_flow import post_forms_until_redirect
+from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_user
+
+REDIRECT_URI = "http://127.0.0.1:53682/callback"
+EXPECTED_TOOLS = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
+
+
+def _leaves(group: BaseExceptionGroup) -> list:
+    leaves = []
+    for exception in group.exceptions:
+        leaves.extend(_leaves(exception) if isinstance(exception, BaseExceptionGroup) else [exception])
+    return leaves
+
+
+class MemoryTokenStorage:
+    """The SDK's TokenStorage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
+
+
+class OperatorSdkTests(LiveServerTestCase):
+    host = "127.0.0.1"
+
+    def setUp(self) -> None:
+        for name in ("httpx", "httpx2"):
+            # one INFO line per request otherwise; failures still surface as assertions
+            http_logger = logging.getLogger(name)
+            self.addCleanup(http_logger.setLevel, http_logger.level)
+            http_logger.setLevel(logging.WARNING)
+        base = self.live_server_url
+        issuer = f"{base}/api/auth"
+        self.endpoint = f"{base}/api/mcp/operator"
+        # The service's canonical origin is the live server's for this test (never the Host header).
+        self.enterContext(
+            override_settings(
+                OPERATOR={
+                    **settings.OPERATOR,
+                    "base_url": base,
+                    "issuer": issuer,
+                    "operator_endpoint_url": self.endpoint,
+                    "deprecation_policy_url": f"{base}/docs/versioning",
+                },
+                OAUTH2_PROVIDER={
+                    **settings.OAUTH2_PROVIDER,
+                    "OIDC_ISS_ENDPOINT": issuer,
+                    "OIDC_USERINFO_ENDPOINT": f"{issuer}/oauth2/userinfo",
+                    "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": self.endpoint,
+                    "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [issuer],
+                },
+                CSRF_TRUSTED_ORIGINS=[base],
+            )
+        )
+        self.organization = make_organization(slug="acme", name="Acme")
+        self.membership = make_membership(
+            role=Role.MEMBER, user=make_user(email="bob@acme.test"), organization=self.organization
+        )
+        self.module = make_module(organization=self.organization, title="Forklift safety")
+        self.source = create_source(
+            organization=self.organization,
+            title="Warehouse handbook",
+            kind=SourceKind.TEXT,
+            origin="",
+            text="Forklift drivers complete safety training before their first shift.\n\n"
+            "Inspections happen every morning.",
+        )
+
+    def provider(self, storage: MemoryTokenStorage) -> OAuthClientProvider:
+        redirect: dict[str, str] = {}
+
+        async def redirect_handler(authorization_url: str) -> None:
+            with httpx.Client(timeout=30) as browser:
+                redirect.update(
+                    post_forms_until_redirect(
+                        browser, authorization_url, redirect_uri=REDIRECT_URI, email="bob@acme.test", password=PASSWORD
+                    )
+                )
+
+        async def callback_handler() -> AuthorizationCodeResult:
+            return AuthorizationCodeResult(code=redirect["code"], state=redirect.get("state"), iss=redirect.get("iss"))
+
+        return OAuthClientProvider(
+            server_url=self.endpoint,
+            client_metadata=OAuthClientMetadata(
+                client_name="SDK end-to-end test",
+                redirect_uris=[REDIRECT_URI],
+                grant_types=["authorization_code", "refresh_token"],
+                response_types=["code"],
+                token_endpoint_auth_method="none",
+            ),
+            storage=storage,
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+        )
+
+    async def run_session(self, storage: MemoryTokenStorage) -> dict:
+        async with (
+            httpx2.AsyncClient(auth=self.provider(storage), timeout=30) as http,
+            Client(streamable_http_client(self.endpoint, http_client=http)) as client,
+        ):
+            tools = await client.list_tools()
+            arguments = {
+                "list_modules": {},
+                "get_module": {"moduleId": str(self.module.id)},
+                "list_sources": {},
+                "search_knowledge": {"query": "forklift training"},
+                "fetch_knowledge": {"sourceId": str(self.source.id)},
+            }
+            calls = {name: await client.call_tool(name, arguments[name]) for name in EXPECTED_TOOLS}
+            card = await client.read_resource("mcp://server-card.json")
+            return {
+                "protocol_version": client.protocol_version,
+                "server_info": client.server_info,
+                "capabilities": client.server_capabilities,
+                "tools": tools,
+                "calls": calls,
+                "card": card,
+            }
+
+    def test_sdk_signs_in_discovers_lists_calls_and_reads_the_card(self) -> None:
+        storage = MemoryTokenStorage()
+
+        outcome = asyncio.run(self.run_session(storage))
+
+        self.assertEqual(outcome["protocol_version"], "2026-07-28")
+        self.assertEqual(outcome["server_info"].name, "service-operator")
+        self.assertIsNotNone(outcome["capabilities"].tools)
+        self.assertEqual([tool.name for tool in outcome["tools"].tools], EXPECTED_TOOLS)
+        for name, result in outcome["calls"].items():
+            self.assertFalse(result.is_error, name)
+            self.assertEqual(result.structured_content["organization"]["slug"], "acme", name)
+        self.assertEqual(outcome["calls"]["get_module"].structured_content["module"]["title"], "Forklift safety")
+        search = outcome["calls"]["search_knowledge"].structured_content
+        self.assertTrue(search["success"])
+        self.assertEqual(search["results"][0]["sourceId"], str(self.source.id))
+        (contents,) = outcome["card"].contents
+        self.assertEqual(json.loads(contents.text)["tools"][0]["name"], "list_modules")
+        self.assertIsNotNone(storage.client_info)
+        self.assertIn("mcp:operator.read", storage.tokens.scope.split())
+
+    def test_2025_initialize_is_refused_with_supported_versions(self) -> None:
+        token = issue_access_token(
+            user_id=self.membership.user.pk,
+            organization_id=str(self.organization.id),
+            client_id="sdk-legacy-test",
+            scopes=[settings.SCOPE_OPERATOR_READ],
+            expires_in=600,
+        )
+
+        errors: list[MCPError] = []
+
+        async def connect_legacy() -> None:
+            headers = {"Authorization": f"Bearer {token}"}
+            async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+                try:
+                    async with Client(streamable_http_client(self.endpoint, http_client=http), mode="legacy"):
+                        pass
+                except* MCPError as group:
+                    errors.extend(_leaves(group))
+
+        asyncio.run(connect_legacy())
+
+        (error,) = errors
+        self.assertEqual(error.error.code, -32022)
+        self.assertEqual(error.error.data["supported"], ["2026-07-28"])
+
+    def test_2025_initialize_is_answered_400_on_the_wire(self) -> None:
+        token = issue_access_token(
+            user_id=self.membership.user.pk,
+            organization_id=str(self.organization.id),
+            client_id="sdk-legacy-test",
+            scopes=[settings.SCOPE_OPERATOR_READ],
+            expires_in=600,
+        )
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "legacy", "version": "1"},
+            },
+        }
+
+        response = httpx.post(
+            self.endpoint,
+            json=body,
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+        )
+
+        self.assertEqual(response.status_code, 400)
+        self.assertEqual(response.json()["error"]["code"], -32022)
+        self.assertEqual(response.json()["error"]["data"]["supported"], ["2026-07-28"])

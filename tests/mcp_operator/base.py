@@ -1,0 +1,141 @@
+"""Calling operator tools through the real endpoint, as an MCP client would.
+
+`OperatorEndpointTestCase.call_tool` mints a real access token for a membership,
+POSTs a `tools/call` through the test client, the transport, bearer
+authentication and admission, validates the response against
+`CallToolResultResponse` of the MCP schema and the structured content against
+the tool's own `outputSchema`, and returns a `ToolResult`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import jsonschema
+from django.conf import settings
+from django.test import TestCase
+
+from mcp_operator.tools import TOOLS
+from oauth.tokens import issue_access_token
+from organizations.models import Membership, Module, Organization, Source, SourceKind
+from organizations.services import create_source
+from tests.support import validate_against_mcp_schema
+
+ENDPOINT = "/api/mcp/operator"
+PROTOCOL_VERSION = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+OUTPUT_SCHEMAS = {tool.name: tool.output_schema for tool in TOOLS}
+KNOWLEDGE_TOOLS = {tool.name for tool in TOOLS if tool.knowledge}
+_request_ids = itertools.count(1)
+_source_numbers = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One `tools/call` answer: the CallToolResult and its error code, if any."""
+
+    name: str
+    result: dict[str, Any]
+
+    @property
+    def structured(self) -> dict[str, Any]:
+        return self.result["structuredContent"]
+
+    @property
+    def text(self) -> str:
+        (item,) = self.result["content"]
+        return item["text"]
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        if self.name in KNOWLEDGE_TOOLS:
+            return None if self.structured.get("success") else self.structured["error"]
+        return self.structured["error"] if self.result.get("isError") else None
+
+    @property
+    def error_code(self) -> str | None:
+        return self.error["code"] if self.error else None
+
+
+def access_token_for(membership: Membership, *, organization_id: str | None = None) -> str:
+    return issue_access_token(
+        user_id=membership.user_id,
+        organization_id=organization_id or str(membership.organization_id),
+        client_id="test-client",
+        scopes=[settings.SCOPE_OPERATOR_READ],
+        expires_in=3600,
+    )
+
+
+def make_processed_source(
+    *, organization: Organization, title: str | None = None, text: str = "", kind: SourceKind = SourceKind.TEXT
+) -> Source:
+    """A processed source (chunks and search index built by the real service)."""
+    number = next(_source_numbers)
+    return create_source(
+        organization=organization,
+        title=title or f"Source {number}",
+        kind=kind,
+        origin=f"source-{number}.txt" if kind == SourceKind.FILE else "",
+        text=text or f"Paragraph {number} about onboarding checklists and safety training.",
+    )
+
+
+class OperatorEndpointTestCase(TestCase):
+    def post_tool_call(self, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """POST one tools/call and return the JSON-RPC response body (asserted 200)."""
+        body = {
+            "jsonrpc": "2.0",
+            "id": next(_request_ids),
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": META},
+        }
+        response = self.client.post(
+            ENDPOINT,
+            data=json.dumps(body),
+            content_type="application/json",
+            headers={
+                "Accept": "application/json, text/event-stream",
+                "Authorization": f"Bearer {token}",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": name,
+            },
+        )
+        self.assertEqual(response.status_code, 200, response.content)
+        return response.json()
+
+    def call_tool(self, membership: Membership, name: str, **arguments: Any) -> ToolResult:
+        """Call `name` as `membership`'s person with a token bound to its organization."""
+        return self.call_tool_with_token(access_token_for(membership), name, **arguments)
+
+    def call_tool_with_token(self, token: str, name: str, **arguments: Any) -> ToolResult:
+        payload = self.post_tool_call(token, name, arguments)
+        validate_against_mcp_schema(payload, "CallToolResultResponse")
+        result = ToolResult(name=name, result=payload["result"])
+        if result.error is None or name in KNOWLEDGE_TOOLS:
+            jsonschema.validate(result.structured, OUTPUT_SCHEMAS[name])
+        if not result.result.get("isError"):
+            # the one text item repeats structuredContent (isError results carry a sentence instead)
+            self.assertEqual(json.loads(result.text), result.structured)
+        return result
+
+
+def set_module_updated_at(module: Module, moment: datetime) -> Module:
+    """Pin `updated_at` (auto_now on every save) so that an ordering test is deterministic."""
+    Module.objects.filter(pk=module.pk).update(updated_at=moment)
+    module.refresh_from_db()
+    return module
+
+
+def set_source_processed_at(source: Source, moment: datetime) -> Source:
+    Source.objects.filter(pk=source.pk).update(processed_at=moment)
+    source.refresh_from_db()
+    return source

@@ -1,0 +1,148 @@
+"""Per-(person, organization, tool) rate and concurrency limits, in one process.
+
+The concurrency tests hold a slot with the real `concurrency_slot` of
+`mcp_operator.limits` (what an in-flight call does) while a second call goes
+through the endpoint: a slow call can't be made inside one synchronous test
+client. Across gunicorn workers and Redis, see test_limits_multiprocess.
+"""
+
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.test import override_settings
+
+from mcp_operator.limits import RATE_WINDOW_SECONDS, concurrency_key, concurrency_slot
+from operator_site.conf import operator_settings
+from operator_site.errors import ErrorCode
+from organizations.models import Role
+from organizations.services import record_role_change
+from tests.factories import make_membership, make_user
+from tests.mcp_operator.base import OperatorEndpointTestCase
+
+
+def with_limits(*, per_minute: int = 120, at_once: int = 4) -> override_settings:
+    return override_settings(
+        OPERATOR={**settings.OPERATOR, "tool_calls_per_minute": per_minute, "tool_concurrency": at_once}
+    )
+
+
+def wait_for_a_fresh_window(*, needed_seconds: float = 5) -> None:
+    """Start a burst early in a rate window, so that every call of it counts in the same one."""
+    left = RATE_WINDOW_SECONDS - time.time() % RATE_WINDOW_SECONDS
+    if left < needed_seconds:
+        time.sleep(left + 0.05)
+
+
+class RateLimitTests(OperatorEndpointTestCase):
+    def setUp(self) -> None:
+        self.member = make_membership(role=Role.MEMBER)
+        wait_for_a_fresh_window()
+
+    @with_limits(per_minute=2)
+    def test_calls_beyond_the_limit_per_minute_are_rate_limited(self) -> None:
+        answers = [self.call_tool(self.member, "list_modules") for _ in range(3)]
+
+        self.assertEqual([answer.error_code for answer in answers], [None, None, ErrorCode.RATE_LIMITED])
+        retry_after = answers[2].error["retryAfterSeconds"]
+        self.assertTrue(1 <= retry_after <= RATE_WINDOW_SECONDS)
+        self.assertTrue(answers[2].result["isError"])
+
+    @with_limits(per_minute=1)
+    def test_a_knowledge_tool_reports_rate_limited_as_success_false(self) -> None:
+        self.call_tool(self.member, "search_knowledge", query="helmets")
+
+        result = self.call_tool(self.member, "search_knowledge", query="helmets")
+
+        self.assertIs(result.structured["success"], False)
+        self.assertEqual(result.error_code, ErrorCode.RATE_LIMITED)
+        self.assertGreaterEqual(result.error["retryAfterSeconds"], 1)
+
+    @with_limits(per_minute=1)
+    def test_each_tool_has_its_own_limit(self) -> None:
+        self.call_tool(self.member, "list_modules")
+
+        result = self.call_tool(self.member, "list_sources")
+
+        self.assertIsNone(result.error_code)
+
+    @with_limits(per_minute=1)
+    def test_each_person_has_their_own_limit(self) -> None:
+        colleague = make_membership(role=Role.MEMBER, organization=self.member.organization)
+        self.call_tool(self.member, "list_modules")
+
+        result = self.call_tool(colleague, "list_modules")
+
+        self.assertIsNone(result.error_code)
+
+    @with_limits(per_minute=1)
+    def test_each_organization_of_a_person_has_its_own_limit(self) -> None:
+        elsewhere = make_membership(role=Role.ADMIN, user=self.member.user)
+        self.call_tool(self.member, "list_modules")
+
+        result = self.call_tool(elsewhere, "list_modules")
+
+        self.assertIsNone(result.error_code)
+
+    @with_limits(per_minute=1)
+    def test_a_forbidden_call_is_not_counted(self) -> None:
+        record_role_change(membership=self.member, role=Role.LEARNER, changed_by=make_user())
+        forbidden = self.call_tool(self.member, "list_modules")
+        record_role_change(membership=self.member, role=Role.MEMBER, changed_by=make_user())
+
+        result = self.call_tool(self.member, "list_modules")
+
+        self.assertEqual(forbidden.error_code, ErrorCode.FORBIDDEN)
+        self.assertIsNone(result.error_code)
+
+    def test_the_default_is_120_calls_per_minute_and_4_at_once(self) -> None:
+        self.assertEqual((operator_settings().tool_calls_per_minute, operator_settings().tool_concurrency), (120, 4))
+
+
+class ConcurrencyLimitTests(OperatorEndpointTestCase):
+    def setUp(self) -> None:
+        self.member = make_membership(role=Role.MEMBER)
+        self.slot = {
+            "user_id": self.member.user_id,
+            "organization_id": self.member.organization_id,
+            "tool_name": "list_modules",
+        }
+
+    @with_limits(at_once=1)
+    def test_a_call_while_the_only_slot_is_held_is_concurrency_limited(self) -> None:
+        with concurrency_slot(**self.slot):
+            result = self.call_tool(self.member, "list_modules")
+
+        self.assertEqual(result.error_code, ErrorCode.CONCURRENCY_LIMITED)
+        self.assertEqual(result.error["retryAfterSeconds"], 1)
+
+    @with_limits(at_once=2)
+    def test_a_call_with_a_free_slot_is_admitted(self) -> None:
+        with concurrency_slot(**self.slot):
+            result = self.call_tool(self.member, "list_modules")
+
+        self.assertIsNone(result.error_code)
+
+    @with_limits(at_once=1)
+    def test_a_refused_call_holds_no_slot(self) -> None:
+        with concurrency_slot(**self.slot):
+            self.call_tool(self.member, "list_modules")
+
+        self.assertEqual(cache.get(concurrency_key(**self.slot)), 0)
+
+    @with_limits(at_once=1)
+    def test_the_slot_is_given_back_when_the_call_ends(self) -> None:
+        failed = self.call_tool(self.member, "list_modules", limit=0)
+
+        result = self.call_tool(self.member, "list_modules")
+
+        self.assertEqual(failed.error_code, ErrorCode.INVALID_ARGUMENTS)
+        self.assertIsNone(result.error_code)
+        self.assertEqual(cache.get(concurrency_key(**self.slot)), 0)
+
+    @with_limits(at_once=1)
+    def test_another_tool_is_not_limited_by_a_held_slot(self) -> None:
+        with concurrency_slot(**self.slot):
+            result = self.call_tool(self.member, "list_sources")
+
+        self.assertIsNone(result.error_code)
