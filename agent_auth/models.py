@@ -1,0 +1,72 @@
+"""Headless registration records: claims and stored idempotent responses (contract §5.8).
+
+Fields, constraints and indexes only. Neither a claim token nor a verification
+code is ever stored: a claim keeps the SHA-256 of its token and an HMAC of its
+code; a stored response is encrypted with a key derived from the request body
+(agent_auth.idempotency), so the database alone reveals no token.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class ClaimStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    COMPLETED = "completed", "Completed"
+    ENDED = "ended", "Ended (too many wrong codes)"
+
+
+class Claim(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    token_hash = models.CharField(max_length=64, unique=True)
+    # Null for an unknown email: the claim exists so the answer looks the same, and can never complete.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    code_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=ClaimStatus.choices, default=ClaimStatus.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    organization = models.ForeignKey(
+        "organizations.Organization", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    expires_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=ClaimStatus.values), name="claim_status_is_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f"claim {self.id} ({self.status})"
+
+
+class IdempotencyState(models.TextChoices):
+    IN_FLIGHT = "in_flight", "In flight"
+    DONE = "done", "Done"
+
+
+class IdempotencyRecord(models.Model):
+    endpoint = models.CharField(max_length=32)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the canonical JSON body")
+    state = models.CharField(max_length=16, choices=IdempotencyState.choices, default=IdempotencyState.IN_FLIGHT)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.TextField(blank=True, help_text="Encrypted; readable only with the original body")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "key"], name="one_idempotency_record_per_endpoint_key"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=IdempotencyState.values), name="idempotency_state_is_known"
+            ),
+        ]
+        indexes = [models.Index(fields=["expires_at"], name="idempotency_expires_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint} {self.state}"

@@ -1,0 +1,203 @@
+"""Writes of the headless path: start a claim, complete it (contract §4.4, §5.8; docs/headless.md).
+
+A claim is started with an email and completed with its claim token and the
+six-digit code sent to that email. Services raise `OperatorError` subclasses and
+know nothing of HTTP; idempotency and per-IP limits are applied around them by
+the views.
+"""
+
+import logging
+import secrets
+import smtplib
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
+
+from agent_auth.errors import (
+    ClaimEnded,
+    ClaimExpired,
+    ClaimUsed,
+    InvalidClaim,
+    InvalidCode,
+    InvalidOrganization,
+    OrganizationRequired,
+)
+from agent_auth.models import Claim, ClaimStatus
+from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash, locked_claim_for_token_or_none
+from oauth.tokens import issue_access_token
+from operator_site.conf import operator_settings
+from operator_site.errors import Forbidden, OperatorError
+from organizations.models import Organization
+from organizations.selectors import eligible_organizations
+
+logger = logging.getLogger(__name__)
+
+HEADLESS_CLIENT_ID = "headless-agent"
+HEADLESS_SCOPES = (settings.SCOPE_OPERATOR_READ, settings.SCOPE_OPERATOR_WRITE)
+EMAIL_SUBJECT = "Your Service Operator code"
+_CODE_HMAC_SALT = "agent_auth.claim_code"
+
+
+@dataclass(frozen=True)
+class StartedClaim:
+    claim_token: str
+    expires_in: int
+
+
+@dataclass(frozen=True)
+class CompletedClaim:
+    access_token: str
+    expires_in: int
+    scopes: tuple[str, ...]
+    organization: Organization
+
+
+def _code_hash(*, token_hash: str, code: str) -> str:
+    # Keyed with SECRET_KEY and bound to the claim: a leaked database alone cannot be
+    # brute-forced over the 10^6 codes, and a hash cannot be moved to another claim.
+    return salted_hmac(_CODE_HMAC_SALT, f"{token_hash}:{code}", algorithm="sha256").hexdigest()
+
+
+def _send_code(*, email: str, code: str, lifetime_seconds: int) -> None:
+    minutes = lifetime_seconds // 60
+    message = (
+        f"Your Service Operator verification code is {code}\n\n"
+        f"It is valid for {minutes} minutes. Give it only to the agent you are connecting.\n"
+        "If you did not ask for it, ignore this email: nothing happens without the code.\n"
+    )
+    try:
+        send_mail(EMAIL_SUBJECT, message, None, [email])
+    except (smtplib.SMTPException, OSError):
+        # Same answer whether or not the mail went out: a failure must not reveal that the
+        # account exists. The claim simply expires unused. Never log the address or code.
+        logger.exception("agent_auth: sending a verification code failed")
+
+
+@transaction.atomic
+def start_claim(*, email: str) -> StartedClaim:
+    """Create a claim for `email` and, after commit, email its six-digit code.
+
+    An unknown or inactive email gets a claim too (with no user and a code hash
+    no code can match), the same work and the same answer, but no email: the
+    caller cannot tell whether an account exists (no account enumeration). The
+    token and code are returned or sent once and never stored.
+    """
+    conf = operator_settings()
+    user: AbstractBaseUser | None = active_user_for_email_or_none(email)
+    claim_token = secrets.token_urlsafe(32)
+    token_hash = claim_token_hash(claim_token)
+    code = f"{secrets.randbelow(10**6):06d}"
+    # Unknown email: hash a value that is never six digits, so no code ever matches.
+    hashed = code if user is not None else f"x{secrets.token_hex(8)}"
+    Claim.objects.create(
+        token_hash=token_hash,
+        user=user,
+        code_hash=_code_hash(token_hash=token_hash, code=hashed),
+        expires_at=timezone.now() + timedelta(seconds=conf.headless_code_lifetime_seconds),
+    )
+    if user is not None:
+        address = user.email
+        transaction.on_commit(
+            lambda: _send_code(email=address, code=code, lifetime_seconds=conf.headless_code_lifetime_seconds)
+        )
+    return StartedClaim(claim_token=claim_token, expires_in=conf.headless_code_lifetime_seconds)
+
+
+def _require_pending(claim: Claim) -> None:
+    if claim.status == ClaimStatus.COMPLETED:
+        raise ClaimUsed("This claim has already been used; start again at /api/agent/auth.")
+    if claim.status == ClaimStatus.ENDED:
+        raise ClaimEnded("Too many wrong codes; start again at /api/agent/auth.")
+    if claim.expires_at <= timezone.now():
+        raise ClaimExpired("This claim has expired; start again at /api/agent/auth.")
+
+
+def _record_wrong_code(claim: Claim) -> InvalidCode:
+    allowed = operator_settings().headless_claim_attempts
+    claim.attempts += 1
+    if claim.attempts >= allowed:
+        claim.status = ClaimStatus.ENDED
+    claim.save(update_fields=["attempts", "status"])
+    remaining = max(allowed - claim.attempts, 0)
+    if remaining == 0:
+        return InvalidCode("Wrong code. No attempts remain; start again at /api/agent/auth.", attempts_remaining=0)
+    return InvalidCode("Wrong code.", attempts_remaining=remaining)
+
+
+def _organization_ref(organization: Organization) -> dict[str, str]:
+    return {"id": str(organization.id), "slug": organization.slug, "name": organization.name}
+
+
+def _chosen_organization(user: AbstractBaseUser, organization_id: str | None) -> Organization:
+    eligible = list(eligible_organizations(user))
+    if not eligible:
+        raise Forbidden("This person is not an admin or member of any organization.")
+    if organization_id is not None:
+        for organization in eligible:
+            if str(organization.id) == str(organization_id):
+                return organization
+        raise InvalidOrganization(
+            "organization_id is not an organization where this person is admin or member.",
+            field="organization_id",
+            organizations=[_organization_ref(organization) for organization in eligible],
+        )
+    if len(eligible) > 1:
+        raise OrganizationRequired(
+            "This person belongs to several organizations; retry with organization_id "
+            "(and a new Idempotency-Key, if you send one).",
+            organizations=[_organization_ref(organization) for organization in eligible],
+        )
+    return eligible[0]
+
+
+def complete_claim(*, claim_token: str, code: str, organization_id: str | None = None) -> CompletedClaim:
+    """Exchange a claim token and its code for a 7-day access token bound to one organization.
+
+    Order, so that nothing about the person leaks before the code is proven:
+    unknown token (`invalid_claim`); used, ended or expired claim (`claim_used`,
+    `claim_ended`, `claim_expired`); wrong code (`invalid_code`, counted; the
+    fifth ends the claim); then the organizations: none eligible (`forbidden`),
+    a choice that is not eligible (`invalid_organization`), several and no
+    choice (`organization_required`). Only a wrong code changes the claim
+    before success; the others leave it usable. There is no refresh token.
+    """
+    conf = operator_settings()
+    failure: OperatorError | None = None
+    with transaction.atomic():
+        claim = locked_claim_for_token_or_none(claim_token)
+        if claim is None:
+            raise InvalidClaim("Unknown claim token; start at /api/agent/auth.")
+        _require_pending(claim)
+        matches = constant_time_compare(_code_hash(token_hash=claim.token_hash, code=code), claim.code_hash)
+        if claim.user is None or not matches:
+            # Committed before raising: the count must survive the error.
+            failure = _record_wrong_code(claim)
+        else:
+            if not claim.user.is_active:
+                raise Forbidden("This account is inactive.")
+            organization = _chosen_organization(claim.user, organization_id)
+            claim.status = ClaimStatus.COMPLETED
+            claim.completed_at = timezone.now()
+            claim.organization = organization
+            claim.save(update_fields=["status", "completed_at", "organization"])
+            access_token = issue_access_token(
+                user_id=claim.user.pk,
+                organization_id=str(organization.id),
+                client_id=HEADLESS_CLIENT_ID,
+                scopes=list(HEADLESS_SCOPES),
+                expires_in=conf.headless_token_lifetime_seconds,
+            )
+    if failure is not None:
+        raise failure
+    return CompletedClaim(
+        access_token=access_token,
+        expires_in=conf.headless_token_lifetime_seconds,
+        scopes=HEADLESS_SCOPES,
+        organization=organization,
+    )

@@ -1,0 +1,204 @@
+"""HTTP edge of the headless path: parse, validate, apply idempotency and limits, call a service.
+
+One handler (`_answer`) renders every `OperatorError` with `as_json_response`
+and turns anything else into `internal_error` after logging it, never with the
+request's email, code or token. No cookies are read, so the endpoints are
+csrf-exempt.
+"""
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+from rest_framework import serializers
+
+from agent_auth.idempotency import (
+    IdempotencyTicket,
+    StoredResponse,
+    begin_idempotent_request,
+    release_idempotent_request,
+    run_idempotent_request,
+)
+from agent_auth.limits import COMPLETION_GROUP, REGISTRATION_GROUP, require_within_ip_limit
+from agent_auth.serializers import CompleteClaimSerializer, StartClaimSerializer
+from agent_auth.services import complete_claim, start_claim
+from operator_site.conf import operator_settings
+from operator_site.errors import InvalidArguments, OperatorError, as_json_response
+
+logger = logging.getLogger(__name__)
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_BODY_BYTES = 16 * 1024
+MAX_KEY_LENGTH = 255
+HEADLESS_DOC = "headless.md"
+BASE_URL_PLACEHOLDER = "{base_url}"
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    name: str
+    serializer_class: type[serializers.Serializer]
+    rate_group: str
+    per_hour: Callable[[], int]
+    success_status: int
+    action: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _start(data: dict[str, Any]) -> dict[str, Any]:
+    started = start_claim(email=data["email"])
+    return {"claim_token": started.claim_token, "expires_in": started.expires_in}
+
+
+def _complete(data: dict[str, Any]) -> dict[str, Any]:
+    organization_id = data.get("organization_id")
+    completed = complete_claim(
+        claim_token=data["claim_token"],
+        code=data["code"],
+        organization_id=str(organization_id) if organization_id else None,
+    )
+    organization = completed.organization
+    return {
+        "access_token": completed.access_token,
+        "token_type": "Bearer",
+        "expires_in": completed.expires_in,
+        "scope": " ".join(completed.scopes),
+        "organization": {"id": str(organization.id), "slug": organization.slug, "name": organization.name},
+    }
+
+
+_START = _Endpoint(
+    name="start",
+    serializer_class=StartClaimSerializer,
+    rate_group=REGISTRATION_GROUP,
+    per_hour=lambda: operator_settings().headless_registrations_per_hour,
+    success_status=202,
+    action=_start,
+)
+_COMPLETE = _Endpoint(
+    name="complete",
+    serializer_class=CompleteClaimSerializer,
+    rate_group=COMPLETION_GROUP,
+    per_hour=lambda: operator_settings().headless_completions_per_hour,
+    success_status=200,
+    action=_complete,
+)
+
+
+def _idempotency_key(request: HttpRequest) -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not 0 < len(key) <= MAX_KEY_LENGTH or not all("\x21" <= char <= "\x7e" for char in key):
+        raise InvalidArguments(
+            f"{IDEMPOTENCY_HEADER} must be 1 to {MAX_KEY_LENGTH} printable ASCII characters.",
+            field=IDEMPOTENCY_HEADER,
+        )
+    return key
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise InvalidArguments("The body is too large.", field="body") from None
+    if len(raw) > MAX_BODY_BYTES:
+        raise InvalidArguments("The body is too large.", field="body")
+    try:
+        body = json.loads(raw or b"null")
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidArguments("The body must be a JSON object.", field="body") from None
+    if not isinstance(body, dict):
+        raise InvalidArguments("The body must be a JSON object.", field="body")
+    return body
+
+
+def _validated(endpoint: _Endpoint, body: dict[str, Any]) -> dict[str, Any]:
+    serializer = endpoint.serializer_class(data=body)
+    if not serializer.is_valid():
+        field, messages = next(iter(serializer.errors.items()))
+        message = str(messages[0]) if isinstance(messages, list) and messages else "Invalid value."
+        raise InvalidArguments(f"{field}: {message}", field=field)
+    return dict(serializer.validated_data)
+
+
+def _json_response(stored: StoredResponse, *, replayed: bool = False) -> JsonResponse:
+    response = JsonResponse(stored.payload, status=stored.status)
+    if replayed:
+        response[REPLAYED_HEADER] = "true"
+    return response
+
+
+def _respond(request: HttpRequest, endpoint: _Endpoint) -> HttpResponse:
+    key = _idempotency_key(request)
+    body = _json_body(request)
+    data = _validated(endpoint, body)
+    if key is None:
+        require_within_ip_limit(request, group=endpoint.rate_group, per_hour=endpoint.per_hour())
+        return _json_response(StoredResponse(status=endpoint.success_status, payload=endpoint.action(data)))
+    outcome = begin_idempotent_request(endpoint=endpoint.name, key=key, body=body)
+    if isinstance(outcome, StoredResponse):
+        # A replay sends no email and mints no token, so it does not count against the limit.
+        return _json_response(outcome, replayed=True)
+    return _run_owned(request, endpoint, outcome, data)
+
+
+def _run_owned(
+    request: HttpRequest, endpoint: _Endpoint, ticket: IdempotencyTicket, data: dict[str, Any]
+) -> HttpResponse:
+    stored: StoredResponse | None = None
+    try:
+        require_within_ip_limit(request, group=endpoint.rate_group, per_hour=endpoint.per_hour())
+        stored = run_idempotent_request(ticket, lambda: endpoint.action(data), success_status=endpoint.success_status)
+    finally:
+        if stored is None:
+            # 429 or an internal error stored nothing: free the key for a retry.
+            release_idempotent_request(ticket)
+    return _json_response(stored)
+
+
+def _answer(request: HttpRequest, endpoint: _Endpoint) -> HttpResponse:
+    try:
+        response = _respond(request, endpoint)
+    except OperatorError as error:
+        response = as_json_response(error)
+    except Exception:
+        # The one catch-all of agent_auth: no body, header or value goes to the log.
+        logger.exception("agent_auth: %s request failed", endpoint.name)
+        response = as_json_response(OperatorError("Internal error; retry later."))
+    # Claim tokens and access tokens must not sit in caches (RFC 6749 §5.1).
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@csrf_exempt
+@require_POST
+def start_claim_view(request: HttpRequest) -> HttpResponse:
+    """POST /api/agent/auth {email} → 202 {claim_token, expires_in}."""
+    return _answer(request, _START)
+
+
+@csrf_exempt
+@require_POST
+def complete_claim_view(request: HttpRequest) -> HttpResponse:
+    """POST /api/agent/auth/claim/complete {claim_token, code, organization_id?} → 200 {access_token, ...}."""
+    return _answer(request, _COMPLETE)
+
+
+@require_GET
+def auth_markdown_view(request: HttpRequest) -> HttpResponse:
+    """GET /auth.md: docs/headless.md itself, so the page and the docs never drift apart.
+
+    `{base_url}` is filled in with this deployment's address, so an agent can run
+    the curl commands as they stand.
+    """
+    conf = operator_settings()
+    text = (Path(conf.docs_dir) / HEADLESS_DOC).read_text(encoding="utf-8")
+    return HttpResponse(text.replace(BASE_URL_PLACEHOLDER, conf.base_url), content_type="text/markdown; charset=utf-8")
