@@ -1,11 +1,14 @@
 """Per-(person, organization, tool) rate and concurrency limits of tool calls (contract §8).
 
-Both counters live in Django's default cache and rely only on its atomic
-`add` and `incr`/`decr`. With `REDIS_URL` set that cache is Redis, whose INCR is
-atomic across every gunicorn worker, so the limits are exact for the whole
-deployment. The embedded default (no `REDIS_URL`) is the per-process local-memory
-cache: exact for the one process `make run` serves, per worker otherwise
-(product decisions §8, docs/tools.md "Limits").
+Both counters live in Django's default cache. With `REDIS_URL` set that cache is
+Redis, and each counter step is one Lua script (increment and set the expiry, or
+decrement only if present): atomic across every gunicorn worker, so the limits
+are exact for the whole deployment, at one round trip a step where Django's
+cache API needs two or three. The keys are Django's own (`make_and_validate_key`),
+so `cache.get` reads the same counters. The embedded default (no `REDIS_URL`) is
+the per-process local-memory cache, through its atomic `add` and `incr`/`decr`:
+exact for the one process `make run` serves, per worker otherwise (product
+decisions §8, docs/tools.md "Limits").
 
 - Rate: a fixed one-minute window (`tool_calls_per_minute`, default 120). Every
   admitted-or-refused attempt past the role and selector checks counts.
@@ -17,11 +20,15 @@ cache: exact for the one process `make run` serves, per worker otherwise
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Iterator
 
-from django.core.cache import cache
+import redis
+from django.conf import settings
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 
 from operator_site.conf import operator_settings
 from operator_site.errors import ConcurrencyLimited, RateLimited
@@ -42,21 +49,56 @@ def concurrency_key(*, user_id: object, organization_id: object, tool_name: str)
     return f"{KEY_PREFIX}:concurrency:{user_id}:{organization_id}:{tool_name}"
 
 
-def _increment(key: str, *, timeout: int) -> int:
+# INCR, then (re)arm the expiry when the counter is new or `refresh` asks: one atomic step.
+_INCREMENT_SCRIPT = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 or ARGV[2] == '1' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return count
+"""
+# DECR only an existing counter: one that expired meanwhile has nothing to give back.
+_DECREMENT_SCRIPT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return false
+"""
+
+
+@functools.cache
+def _redis_scripts(location: str) -> tuple[redis.commands.core.Script, redis.commands.core.Script]:
+    client = redis.Redis.from_url(location)
+    return client.register_script(_INCREMENT_SCRIPT), client.register_script(_DECREMENT_SCRIPT)
+
+
+def _scripts_or_none() -> tuple[redis.commands.core.Script, redis.commands.core.Script] | None:
+    # `cache` is a proxy; the backend behind it tells which counters apply.
+    if not isinstance(caches["default"], RedisCache):
+        return None
+    return _redis_scripts(settings.CACHES["default"]["LOCATION"])
+
+
+def _increment(key: str, *, timeout: int, refresh: bool = False) -> int:
     """Add one to the counter at `key`, creating it with `timeout` when absent; atomic.
 
-    `incr` first: the counter usually exists, and this order costs one round trip
-    less than `add` first.
+    `refresh` re-arms the expiry on every increment, not only on creation.
     """
+    scripts = _scripts_or_none()
+    if scripts is not None:
+        return int(scripts[0](keys=[cache.make_and_validate_key(key)], args=[timeout, int(refresh)]))
     try:
-        return cache.incr(key)
+        count = cache.incr(key)
     except ValueError:
         if cache.add(key, 1, timeout=timeout):
             return 1
-        return cache.incr(key)  # created by another call in between
+        count = cache.incr(key)  # created by another call in between
+    if refresh:
+        cache.touch(key, timeout)
+    return count
 
 
 def _decrement(key: str) -> None:
+    scripts = _scripts_or_none()
+    if scripts is not None:
+        scripts[1](keys=[cache.make_and_validate_key(key)])
+        return
     with contextlib.suppress(ValueError):  # expired meanwhile: nothing left to give back
         cache.decr(key)
 
@@ -89,10 +131,9 @@ def concurrency_slot(*, user_id: object, organization_id: object, tool_name: str
     """
     limit = operator_settings().tool_concurrency
     key = concurrency_key(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
-    in_flight = _increment(key, timeout=CONCURRENCY_TTL_SECONDS)
-    # refreshed on every entry, so that the counter always has a TTL even when
-    # it expired and was recreated between two commands
-    cache.touch(key, CONCURRENCY_TTL_SECONDS)
+    # the expiry is re-armed on every entry: a dead worker's slot lapses at the latest
+    # CONCURRENCY_TTL_SECONDS after the last call began
+    in_flight = _increment(key, timeout=CONCURRENCY_TTL_SECONDS, refresh=True)
     if in_flight > limit:
         _decrement(key)
         raise ConcurrencyLimited(
