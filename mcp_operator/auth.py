@@ -50,16 +50,17 @@ class OperatorPrincipal:
 def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
     """Return the caller of an operator-endpoint request or raise `Refusal`.
 
-    401 (challenge without `error` when no credential was presented at all):
-    no token, a session cookie only, a non-Bearer scheme such as DPoP, a token in
-    the query string or form body (`invalid_request`), a token that fails
-    verification (bad signature, `typ`, issuer, audience of another origin,
-    expired, `cnf`-bound) or whose person is unknown or inactive
-    (`invalid_token`). 403 `insufficient_scope`: neither operator scope.
+    401, with `error="invalid_token"` in the challenge whenever a token was sent
+    (product decisions §5) and no `error` when none was: no token, a session
+    cookie only, a non-Bearer scheme such as DPoP, a token in the query string or
+    form body, a malformed header, a token that fails verification (bad
+    signature, `typ`, issuer, audience of another origin, expired, `cnf`-bound)
+    or whose person is unknown or inactive. 403 `insufficient_scope`: neither
+    operator scope.
     """
     if TOKEN_PARAMETER in request.GET or _token_in_form_body(request):
         # RFC 6750 §2.3 / RFC 9700: URI and form tokens leak into logs and referrers.
-        raise _unauthorized(ERROR_INVALID_REQUEST, "Send the access token in the Authorization header only")
+        raise _unauthorized(ERROR_INVALID_TOKEN, "Send the access token in the Authorization header only")
     authorization = request.headers.get("Authorization", "")
     if not authorization:
         # A session cookie is no credential here (contract §5.1): same answer as nothing.
@@ -68,9 +69,9 @@ def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
     token = token.strip()
     if scheme.lower() != BEARER_SCHEME:
         # DPoP and every other scheme: sender-constrained tokens are not accepted (contract §5.1).
-        raise _unauthorized(ERROR_INVALID_REQUEST, "Only the Bearer authorization scheme is accepted")
+        raise _unauthorized(ERROR_INVALID_TOKEN, "Only the Bearer authorization scheme is accepted")
     if not token or " " in token:
-        raise _unauthorized(ERROR_INVALID_REQUEST, "Malformed Authorization header")
+        raise _unauthorized(ERROR_INVALID_TOKEN, "Malformed Authorization header")
     try:
         claims = verify_access_token(token)
     except InvalidAccessToken:
@@ -110,6 +111,7 @@ def _oauth_error_response(status: int, error: str | None, body_error: str, descr
 
 
 def _unauthorized(error: str | None, description: str) -> Refusal:
+    # With no credential at all, the body still names an OAuth error: the request lacks one.
     body_error = error or ERROR_INVALID_REQUEST
     return Refusal(_oauth_error_response(401, error, body_error, description))
 

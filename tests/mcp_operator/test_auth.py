@@ -187,14 +187,14 @@ class RefusedTokenTests(OperatorAuthTestCase):
 
         response = self.discover(headers={"Authorization": f"DPoP {token}", "DPoP": "proof"})
 
-        self.assert_unauthorized(response, error="invalid_request")
+        self.assert_unauthorized(response, error="invalid_token")
 
     def test_token_in_query_string_is_refused(self) -> None:
         token = token_for(make_membership())
 
         response = post_mcp(self.client, envelope("server/discover"), path=f"{OPERATOR_PATH}?access_token={token}")
 
-        self.assert_unauthorized(response, error="invalid_request")
+        self.assert_unauthorized(response, error="invalid_token")
 
     def test_token_in_query_string_is_refused_even_beside_a_header(self) -> None:
         token = token_for(make_membership())
@@ -203,7 +203,7 @@ class RefusedTokenTests(OperatorAuthTestCase):
             self.client, envelope("server/discover"), path=f"{OPERATOR_PATH}?access_token={token}", token=token
         )
 
-        self.assert_unauthorized(response, error="invalid_request")
+        self.assert_unauthorized(response, error="invalid_token")
 
     def test_token_in_form_body_is_refused(self) -> None:
         token = token_for(make_membership())
@@ -212,14 +212,14 @@ class RefusedTokenTests(OperatorAuthTestCase):
             OPERATOR_PATH, data=f"access_token={token}", content_type="application/x-www-form-urlencoded"
         )
 
-        self.assert_unauthorized(response, error="invalid_request")
+        self.assert_unauthorized(response, error="invalid_token")
 
     def test_token_in_multipart_body_is_refused(self) -> None:
         token = token_for(make_membership())
 
         response = self.client.post(OPERATOR_PATH, data={"access_token": token})
 
-        self.assert_unauthorized(response, error="invalid_request")
+        self.assert_unauthorized(response, error="invalid_token")
 
     def test_inactive_person_is_refused(self) -> None:
         membership = make_membership(user=make_user(is_active=False))
