@@ -26,11 +26,11 @@ from agent_auth.idempotency import (
     release_idempotent_request,
     run_idempotent_request,
 )
-from agent_auth.limits import COMPLETION_GROUP, REGISTRATION_GROUP, require_within_ip_limit
 from agent_auth.serializers import CompleteClaimSerializer, StartClaimSerializer
 from agent_auth.services import complete_claim, start_claim
 from operator_site.conf import operator_settings
 from operator_site.errors import InvalidArguments, OperatorError, as_json_response
+from operator_site.rate_limits import require_within_ip_limit
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def _complete(data: dict[str, Any]) -> dict[str, Any]:
 _START = _Endpoint(
     name="start",
     serializer_class=StartClaimSerializer,
-    rate_group=REGISTRATION_GROUP,
+    rate_group="agent_auth.registration",
     per_hour=lambda: operator_settings().headless_registrations_per_hour,
     success_status=202,
     action=_start,
@@ -85,7 +85,7 @@ _START = _Endpoint(
 _COMPLETE = _Endpoint(
     name="complete",
     serializer_class=CompleteClaimSerializer,
-    rate_group=COMPLETION_GROUP,
+    rate_group="agent_auth.completion",
     per_hour=lambda: operator_settings().headless_completions_per_hour,
     success_status=200,
     action=_complete,
@@ -136,12 +136,21 @@ def _json_response(stored: StoredResponse, *, replayed: bool = False) -> JsonRes
     return response
 
 
+def _require_within_ip_limit(request: HttpRequest, endpoint: _Endpoint) -> None:
+    require_within_ip_limit(
+        request,
+        group=endpoint.rate_group,
+        rate=f"{endpoint.per_hour()}/h",
+        message="Too many requests from this address; retry later.",
+    )
+
+
 def _respond(request: HttpRequest, endpoint: _Endpoint) -> HttpResponse:
     key = _idempotency_key(request)
     body = _json_body(request)
     data = _validated(endpoint, body)
     if key is None:
-        require_within_ip_limit(request, group=endpoint.rate_group, per_hour=endpoint.per_hour())
+        _require_within_ip_limit(request, endpoint)
         return _json_response(StoredResponse(status=endpoint.success_status, payload=endpoint.action(data)))
     outcome = begin_idempotent_request(endpoint=endpoint.name, key=key, body=body)
     if isinstance(outcome, StoredResponse):
@@ -155,7 +164,7 @@ def _run_owned(
 ) -> HttpResponse:
     stored: StoredResponse | None = None
     try:
-        require_within_ip_limit(request, group=endpoint.rate_group, per_hour=endpoint.per_hour())
+        _require_within_ip_limit(request, endpoint)
         stored = run_idempotent_request(ticket, lambda: endpoint.action(data), success_status=endpoint.success_status)
     finally:
         if stored is None:

@@ -9,12 +9,11 @@ then refuses with HTTP 429 before any other check (docs/limits.md).
 import json
 
 from django.http import HttpRequest, HttpResponse
-from django_ratelimit.core import get_usage
 
-from operator_site.client_ip import client_ip
 from operator_site.conf import operator_settings
 from operator_site.errors import RateLimited, error_payload
 from operator_site.mcp_transport import Refusal
+from operator_site.rate_limits import require_within_ip_limit
 
 RATE_LIMIT_GROUP = "mcp_docs.calls"
 # JSON-RPC's "server error" range: the request was fine, the server declines it for now.
@@ -23,19 +22,15 @@ JSONRPC_RATE_LIMITED = -32000
 
 def limit_calls_per_ip(request: HttpRequest) -> None:
     """Count this request against its IP address; raise `Refusal` (429) once over the limit."""
-    usage = get_usage(
-        request,
-        group=RATE_LIMIT_GROUP,
-        key=lambda _group, req: client_ip(req),
-        rate=f"{operator_settings().docs_calls_per_minute}/m",
-        increment=True,
-    )
-    if usage is None or not usage["should_limit"]:
-        return None
-    retry_after = max(1, int(usage["time_left"]))
-    raise Refusal(
-        _rate_limited_response(RateLimited("Too many requests to the docs endpoint.", retry_after_seconds=retry_after))
-    )
+    try:
+        require_within_ip_limit(
+            request,
+            group=RATE_LIMIT_GROUP,
+            rate=f"{operator_settings().docs_calls_per_minute}/m",
+            message="Too many requests to the docs endpoint.",
+        )
+    except RateLimited as error:
+        raise Refusal(_rate_limited_response(error)) from None
 
 
 def _rate_limited_response(error: RateLimited) -> HttpResponse:

@@ -17,7 +17,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
-from django_ratelimit.core import is_ratelimited
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.views.dynamic_client_registration import _build_application_kwargs
 
@@ -26,6 +25,7 @@ from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, Redirec
 from operator_site.client_ip import client_ip
 from operator_site.conf import operator_settings
 from operator_site.errors import RateLimited
+from operator_site.rate_limits import seconds_until_allowed
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
 
@@ -41,22 +41,14 @@ def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
     or many accounts from one address, is limited either way (product decisions §8).
     The email is hashed into the cache key: no address is stored in clear.
     """
-    limit = operator_settings().sign_in_attempts_per_minute
-    rate = f"{limit}/m"
-    ip = client_ip(request)
+    rate = f"{operator_settings().sign_in_attempts_per_minute}/m"
     email_key = hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()
-    limited_by_ip = is_ratelimited(
-        request, group=f"{SIGN_IN_RATE_GROUP}.ip", key=lambda _group, _request: ip, rate=rate, increment=True
-    )
-    limited_by_email = is_ratelimited(
-        request,
-        group=f"{SIGN_IN_RATE_GROUP}.email",
-        key=lambda _group, _request: email_key,
-        rate=rate,
-        increment=True,
-    )
-    if limited_by_ip or limited_by_email:
-        raise RateLimited("Too many sign-in attempts. Wait a minute and try again.", retry_after_seconds=60)
+    waits = [
+        seconds_until_allowed(request, group=f"{SIGN_IN_RATE_GROUP}.ip", key=client_ip(request), rate=rate),
+        seconds_until_allowed(request, group=f"{SIGN_IN_RATE_GROUP}.email", key=email_key, rate=rate),
+    ]
+    if any(waits):
+        raise RateLimited("Too many sign-in attempts. Wait a minute and try again.", retry_after_seconds=max(waits))
 
 
 def record_redeemed_code(

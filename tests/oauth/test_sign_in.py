@@ -61,7 +61,7 @@ class SignInTests(TestCase):
 
         self.assertEqual(response.status_code, 429)
         self.assertContains(response, "Too many sign-in attempts", status_code=429)
-        self.assertEqual(response["Retry-After"], "60")
+        self.assertTrue(1 <= int(response["Retry-After"]) <= 60)  # what is left of the minute
         self.assertNotIn("_auth_user_id", self.client.session)
 
     def test_eleventh_attempt_in_a_minute_from_one_address_is_refused_with_429(self) -> None:
