@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.core import signing
+from django.db.models import QuerySet
 
 from operator_site.errors import InvalidArguments
 
@@ -55,3 +56,26 @@ def read_cursor(cursor: str, *, tool_name: str, organization: Organization, filt
 def keyset_position(moment: datetime, row_id: object) -> list[str]:
     """The position of a row in a (-moment, -id) ordering, as stored in a cursor."""
     return [moment.isoformat(), str(row_id)]
+
+
+def cut_page(
+    rows: QuerySet[Any],
+    *,
+    limit: int,
+    moment_field: str,
+    tool_name: str,
+    organization: Organization,
+    filters: dict[str, Any],
+) -> tuple[list[Any], str | None]:
+    """The first `limit` rows, and the cursor of the page after them (None at the end).
+
+    Reads one row more than it returns, to know whether another page exists
+    without a COUNT.
+    """
+    page = list(rows[: limit + 1])
+    if len(page) <= limit:
+        return page, None
+    page = page[:limit]
+    last = page[-1]
+    position = keyset_position(getattr(last, moment_field), last.id)
+    return page, issue_cursor(tool_name=tool_name, organization=organization, filters=filters, position=position)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_operator.tools.cursors import issue_cursor, keyset_position, read_cursor
+from mcp_operator.tools.cursors import cut_page, read_cursor
 from mcp_operator.tools.payloads import (
     NEXT_CURSOR,
     TIMESTAMP,
@@ -72,17 +72,9 @@ def list_modules(call: ToolCall) -> dict[str, Any]:
     if "cursor" in arguments:
         after = read_cursor(arguments["cursor"], tool_name=NAME, organization=organization, filters=filters)
     modules = modules_for_organization(organization, query=filters["query"], status=filters["status"], after=after)
-    page = list(modules[: limit + 1])
-    next_cursor = None
-    if len(page) > limit:
-        page = page[:limit]
-        last = page[-1]
-        next_cursor = issue_cursor(
-            tool_name=NAME,
-            organization=organization,
-            filters=filters,
-            position=keyset_position(last.updated_at, last.id),
-        )
+    page, next_cursor = cut_page(
+        modules, limit=limit, moment_field="updated_at", tool_name=NAME, organization=organization, filters=filters
+    )
     return {
         "organization": organization_ref(organization),
         "modules": [_summary(module) for module in page],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_operator.tools.cursors import issue_cursor, keyset_position, read_cursor
+from mcp_operator.tools.cursors import cut_page, read_cursor
 from mcp_operator.tools.payloads import (
     NEXT_CURSOR,
     TIMESTAMP,
@@ -70,17 +70,9 @@ def list_sources(call: ToolCall) -> dict[str, Any]:
     sources = processed_sources_for_organization(
         organization, query=filters["query"], kind=filters["kind"], after=after
     )
-    page = list(sources[: limit + 1])
-    next_cursor = None
-    if len(page) > limit:
-        page = page[:limit]
-        last = page[-1]
-        next_cursor = issue_cursor(
-            tool_name=NAME,
-            organization=organization,
-            filters=filters,
-            position=keyset_position(last.processed_at, last.id),
-        )
+    page, next_cursor = cut_page(
+        sources, limit=limit, moment_field="processed_at", tool_name=NAME, organization=organization, filters=filters
+    )
     return {
         "organization": organization_ref(organization),
         "sources": [_summary(source) for source in page],
