@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -146,3 +146,9 @@ def run_idempotent_request(
             state=IdempotencyState.DONE, response_status=response.status, response_body=sealed
         )
     return response
+
+
+def purge_expired_records(*, now: datetime) -> int:
+    """Delete Idempotency-Key records past their 24 hours; return how many went."""
+    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lt=now).delete()
+    return deleted

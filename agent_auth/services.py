@@ -10,7 +10,7 @@ import logging
 import secrets
 import smtplib
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -201,3 +201,13 @@ def complete_claim(*, claim_token: str, code: str, organization_id: str | None =
         scopes=HEADLESS_SCOPES,
         organization=organization,
     )
+
+
+# An ended or expired claim is kept this long after it expires, for support questions.
+CLAIM_RETENTION_AFTER_EXPIRY = timedelta(days=1)
+
+
+def purge_expired_claims(*, now: datetime) -> int:
+    """Delete claims that expired more than a day before `now`; return how many went."""
+    deleted, _ = Claim.objects.filter(expires_at__lt=now - CLAIM_RETENTION_AFTER_EXPIRY).delete()
+    return deleted

@@ -10,7 +10,7 @@
 import hashlib
 import json
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -161,3 +161,9 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
         response["client_secret"] = raw_secret
         response["client_secret_expires_at"] = 0
     return response
+
+
+def purge_redeemed_codes(*, now: datetime) -> int:
+    """Forget exchanged codes whose tokens can no longer be refreshed; return how many went."""
+    deleted, _ = RedeemedCode.objects.filter(expires__lt=now).delete()
+    return deleted

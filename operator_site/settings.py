@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "corsheaders",
     "rest_framework",
     "oauth2_provider",
+    "operator_site",
     "organizations",
     "oauth",
     "mcp_operator",

@@ -1,0 +1,29 @@
+"""`manage.py purge_expired`: delete rows that can no longer matter (docs/operations.md)."""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+from oauth2_provider.models import clear_expired
+
+from agent_auth.idempotency import purge_expired_records
+from agent_auth.services import purge_expired_claims
+from oauth.services import purge_redeemed_codes
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete expired OAuth tokens and grants, exchanged-code records, headless claims and "
+        "Idempotency-Key records. Safe to run at any time; run it daily."
+    )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        now = timezone.now()
+        clear_expired()  # DOT: expired access and refresh tokens, grants and ID tokens
+        codes = purge_redeemed_codes(now=now)
+        claims = purge_expired_claims(now=now)
+        records = purge_expired_records(now=now)
+        self.stdout.write(
+            f"Purged expired tokens and grants, {codes} exchanged codes, {claims} claims, "
+            f"{records} idempotency records."
+        )

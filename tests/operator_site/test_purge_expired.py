@@ -1,0 +1,69 @@
+"""`manage.py purge_expired` deletes what can no longer matter, and nothing else."""
+
+import io
+from datetime import timedelta
+
+from django.core.management import call_command
+from django.test import TestCase
+from django.utils import timezone
+
+from agent_auth.models import Claim, IdempotencyRecord
+from oauth.models import Application, RedeemedCode
+
+
+def _claim(*, expired_for: timedelta, token: str) -> Claim:
+    return Claim.objects.create(token_hash=token, code_hash="x" * 64, expires_at=timezone.now() - expired_for)
+
+
+def _record(*, expires_in: timedelta, key: str) -> IdempotencyRecord:
+    now = timezone.now()
+    return IdempotencyRecord.objects.create(
+        endpoint="start", key=key, fingerprint="f" * 64, created_at=now, expires_at=now + expires_in
+    )
+
+
+def _redeemed_code(*, expires_in: timedelta, checksum: str, application: Application) -> RedeemedCode:
+    return RedeemedCode.objects.create(
+        code_checksum=checksum, application=application, expires=timezone.now() + expires_in
+    )
+
+
+class PurgeExpiredTests(TestCase):
+    def purge(self) -> str:
+        out = io.StringIO()
+        call_command("purge_expired", stdout=out)
+        return out.getvalue()
+
+    def test_claims_expired_over_a_day_ago_are_deleted_and_recent_ones_kept(self) -> None:
+        old = _claim(expired_for=timedelta(days=2), token="a" * 64)
+        recent = _claim(expired_for=timedelta(hours=1), token="b" * 64)
+
+        self.purge()
+
+        self.assertFalse(Claim.objects.filter(pk=old.pk).exists())
+        self.assertTrue(Claim.objects.filter(pk=recent.pk).exists())
+
+    def test_idempotency_records_past_their_24_hours_are_deleted(self) -> None:
+        expired = _record(expires_in=timedelta(seconds=-1), key="old")
+        live = _record(expires_in=timedelta(hours=23), key="new")
+
+        self.purge()
+
+        self.assertFalse(IdempotencyRecord.objects.filter(pk=expired.pk).exists())
+        self.assertTrue(IdempotencyRecord.objects.filter(pk=live.pk).exists())
+
+    def test_exchanged_codes_are_forgotten_only_after_their_tokens_lapse(self) -> None:
+        application = Application.objects.create(
+            name="client",
+            client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="https://client.example/callback",
+        )
+        lapsed = _redeemed_code(expires_in=timedelta(seconds=-1), checksum="c" * 64, application=application)
+        live = _redeemed_code(expires_in=timedelta(days=29), checksum="d" * 64, application=application)
+
+        output = self.purge()
+
+        self.assertFalse(RedeemedCode.objects.filter(pk=lapsed.pk).exists())
+        self.assertTrue(RedeemedCode.objects.filter(pk=live.pk).exists())
+        self.assertIn("1 exchanged codes", output)
