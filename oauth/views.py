@@ -33,6 +33,7 @@ from oauth2_provider.views import (
 from oauth2_provider.views.dynamic_client_registration import _error_response, _parse_metadata
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
+from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
 
 from oauth.forms import ConsentForm, SignInForm
 from oauth.selectors import eligible_organizations, lti_key_set, require_eligible_organization
@@ -98,6 +99,11 @@ class SignInView(View):
 # --- authorization and consent ---------------------------------------------------------
 
 
+def _asks_for_no_prompt(request: HttpRequest) -> bool:
+    # prompt is a space-delimited list (OIDC Core §3.1.2.1)
+    return "none" in request.GET.get("prompt", "").split()
+
+
 class AuthorizeView(AuthorizationView):
     """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
 
@@ -111,7 +117,16 @@ class AuthorizeView(AuthorizationView):
     template_name = "oauth/consent.html"
     form_class = ConsentForm
 
+    def handle_no_permission(self) -> HttpResponse:
+        if _asks_for_no_prompt(self.request):
+            return self._refuse_silently(LoginRequired)
+        return super().handle_no_permission()
+
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # Consent needs the person every time (the organization choice, Allow or Deny),
+        # so a request that forbids any page can only be answered with an error.
+        if _asks_for_no_prompt(request):
+            return self._refuse_silently(ConsentRequired)
         # Consent is shown every time: an "auto" approval would skip the organization choice.
         if "approval_prompt" in request.GET:
             request.GET = request.GET.copy()
@@ -124,6 +139,20 @@ class AuthorizeView(AuthorizationView):
                 return self.error_response(error, application=None)
             return render(request, "oauth/forbidden.html", status=403)
         return super().get(request, *args, **kwargs)
+
+    def _refuse_silently(self, error_class: type[oauthlib_errors.OAuth2Error]) -> HttpResponse:
+        """Answer `prompt=none` (OIDC Core §3.1.2.6) through the one error path that adds `iss`.
+
+        The request is validated first, so an unregistered redirect URI is never followed.
+        """
+        try:
+            _scopes, credentials = self.validate_authorization_request(self.request)
+        except OAuthToolkitError as error:
+            return self.error_response(error, application=None)
+        error = error_class(state=credentials.get("state"))
+        return self.error_response(
+            OAuthToolkitError(error=error, redirect_uri=credentials.get("redirect_uri")), application=None
+        )
 
     def validate_authorization_request(self, request: HttpRequest) -> tuple[list[str], dict[str, Any]]:
         scopes, credentials = super().validate_authorization_request(request)

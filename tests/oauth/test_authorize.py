@@ -305,3 +305,41 @@ class AuthorizationRequestRefusalTests(OAuthTestCase):
         response = self.get(scope="mcp:operator.admin")
 
         self.assertEqual(query_of(response["Location"])["error"], ["invalid_scope"])
+
+
+class SilentAuthorizationTests(OAuthTestCase):
+    """`prompt=none` forbids any page (OIDC Core §3.1.2.1): the client gets an error instead."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.client_id = self.register()["client_id"]
+        _verifier, self.challenge = pkce_pair()
+
+    def test_signed_out_person_with_prompt_none_gets_login_required(self) -> None:
+        response = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, self.challenge, prompt="none"))
+
+        self.assertEqual(response.status_code, 302)
+        self.assertTrue(response["Location"].startswith(REDIRECT_URI))
+        query = query_of(response["Location"])
+        self.assertEqual(query["error"], ["login_required"])
+        self.assertEqual(query["state"], ["state-123"])
+        self.assertIn("iss", query)
+
+    def test_signed_in_person_with_prompt_none_gets_consent_required(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.sign_in(member.user)
+
+        response = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, self.challenge, prompt="none"))
+
+        self.assertEqual(response.status_code, 302)
+        self.assertEqual(query_of(response["Location"])["error"], ["consent_required"])
+        self.assertFalse(Grant.objects.exists())
+
+    def test_prompt_none_with_an_unregistered_redirect_is_not_followed(self) -> None:
+        params = self.authorize_params(
+            self.client_id, self.challenge, prompt="none", redirect_uri="https://evil.example/cb"
+        )
+
+        response = self.browser.get(AUTHORIZE, params)
+
+        self.assertEqual(response.status_code, 400)
