@@ -97,10 +97,12 @@ class ClientMetadataError(Exception):
 
 def _check_client_metadata(data: dict[str, Any]) -> str:
     application_type = data.get("application_type", APPLICATION_TYPE_WEB)
-    if application_type not in APPLICATION_TYPES:
+    if not isinstance(application_type, str) or application_type not in APPLICATION_TYPES:
         raise ClientMetadataError("invalid_client_metadata", "application_type must be 'web' or 'native'")
     grant_types = data.get("grant_types", ["authorization_code"])
-    if not isinstance(grant_types, list) or not set(grant_types) <= SUPPORTED_GRANT_TYPES:
+    if not isinstance(grant_types, list) or not all(
+        isinstance(grant, str) and grant in SUPPORTED_GRANT_TYPES for grant in grant_types
+    ):
         raise ClientMetadataError(
             "invalid_client_metadata", "grant_types may contain only 'authorization_code' and 'refresh_token'"
         )

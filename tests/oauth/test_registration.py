@@ -77,6 +77,16 @@ class RegistrationTests(TestCase):
 
         self.assertRefused(response, "invalid_client_metadata")
 
+    def test_application_type_that_is_not_a_string_is_refused(self) -> None:
+        response = self.register(application_type=["web"])
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_grant_types_holding_a_non_string_are_refused(self) -> None:
+        response = self.register(grant_types=[["authorization_code"]])
+
+        self.assertRefused(response, "invalid_client_metadata")
+
     def test_client_credentials_grant_is_refused(self) -> None:
         response = self.register(grant_types=["client_credentials"])
 
