@@ -50,12 +50,23 @@ def _schema(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+@cache
+def compiled_validator(path: Path, definition: str) -> jsonschema.protocols.Validator:
+    """A validator for `$defs/<definition>` of the schema at `path`, checked and built once.
+
+    `jsonschema.validate` re-checks the whole schema against its metaschema on every
+    call, which for the 181 KB MCP schema cost about 150 ms per response validated.
+    """
+    schema = {"$ref": f"#/$defs/{definition}", **_schema(path)}
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    return validator_class(schema)
+
+
 def validate_against_mcp_schema(instance: Any, definition: str) -> None:
     """Validate `instance` against `$defs/<definition>` of the official MCP 2026-07-28 schema."""
-    schema = _schema(MCP_SCHEMA_PATH)
-    jsonschema.validate(instance, {"$ref": f"#/$defs/{definition}", **schema})
+    compiled_validator(MCP_SCHEMA_PATH, definition).validate(instance)
 
 
 def validate_server_card(instance: Any) -> None:
-    schema = _schema(SERVER_CARD_SCHEMA_PATH)
-    jsonschema.validate(instance, {"$ref": "#/$defs/ServerCard", **schema})
+    compiled_validator(SERVER_CARD_SCHEMA_PATH, "ServerCard").validate(instance)

@@ -32,7 +32,15 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-OUTPUT_SCHEMAS = {tool.name: tool.output_schema for tool in TOOLS}
+
+
+def _output_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    # Checked and built once: re-checking the schema on every call is what makes jsonschema.validate slow.
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+OUTPUT_VALIDATORS = {tool.name: _output_validator(tool.output_schema) for tool in TOOLS}
 KNOWLEDGE_TOOLS = {tool.name for tool in TOOLS if tool.knowledge}
 _request_ids = itertools.count(1)
 _source_numbers = itertools.count(1)
@@ -121,7 +129,7 @@ class OperatorEndpointTestCase(TestCase):
         validate_against_mcp_schema(payload, "CallToolResultResponse")
         result = ToolResult(name=name, result=payload["result"])
         if result.error is None or name in KNOWLEDGE_TOOLS:
-            jsonschema.validate(result.structured, OUTPUT_SCHEMAS[name])
+            OUTPUT_VALIDATORS[name].validate(result.structured)
         if not result.result.get("isError"):
             # the one text item repeats structuredContent (isError results carry a sentence instead)
             self.assertEqual(json.loads(result.text), result.structured)
