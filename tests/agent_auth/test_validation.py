@@ -1,7 +1,11 @@
 """Malformed requests get a 400 naming the field at fault, never a 500, and change nothing."""
 
+import json
+import random
+
 from agent_auth.models import Claim, IdempotencyRecord
 from tests.agent_auth.support import COMPLETE_URL, START_URL, HeadlessTestCase, post_json
+from tests.hostile import hostile_object, hostile_value
 
 VALID_COMPLETION = {"claim_token": "some-claim-token", "code": "123456"}
 
@@ -59,3 +63,22 @@ class MalformedRequestTests(HeadlessTestCase):
         response = self.client.get(START_URL)
 
         self.assertEqual(response.status_code, 405)
+
+
+class HostileBodyTests(HeadlessTestCase):
+    """Bodies of every odd shape get a documented 4xx answer and create nothing."""
+
+    def test_hostile_bodies_are_refused_with_documented_errors(self) -> None:
+        rng = random.Random(20261121)
+        keys = ["email", "claim_token", "code", "organization_id", "unknown"]
+        answers: set[tuple[int, str]] = set()
+
+        for number in range(150):
+            body = hostile_object(rng, keys=keys) if number % 10 else hostile_value(rng)
+            for url in (START_URL, COMPLETE_URL):
+                response = post_json(self.client, url, json.dumps(body), address=f"10.9.{number}.1")
+                answers.add((response.status_code, response.json()["error"]["code"]))
+
+        self.assertLessEqual({status for status, _code in answers}, {400, 404})
+        self.assertLessEqual({code for _status, code in answers}, {"invalid_arguments", "invalid_claim"})
+        self.assertFalse(Claim.objects.exists())

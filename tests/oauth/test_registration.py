@@ -1,9 +1,11 @@
 import json
+import random
 
 from django.contrib.auth.hashers import check_password
 from django.test import TestCase
 
 from oauth.models import Application
+from tests.hostile import hostile_object, hostile_value
 
 REGISTER = "/api/auth/oauth2/register"
 
@@ -106,3 +108,18 @@ class RegistrationTests(TestCase):
         response = self.register(token_endpoint_auth_method="private_key_jwt")
 
         self.assertRefused(response, "invalid_client_metadata")
+
+    def test_hostile_metadata_is_refused_with_rfc7591_errors(self) -> None:
+        rng = random.Random(20261121)
+        keys = ["client_name", "redirect_uris", "grant_types", "response_types", "token_endpoint_auth_method"]
+        keys += ["application_type", "scope", "client_uri", "jwks"]
+        errors = set()
+
+        for number in range(200):
+            body = hostile_object(rng, keys=keys) if number % 10 else hostile_value(rng)
+            response = self.client.post(REGISTER, data=json.dumps(body), content_type="application/json")
+            self.assertEqual(response.status_code, 400, body)
+            errors.add(response.json()["error"])
+
+        self.assertLessEqual(errors, {"invalid_client_metadata", "invalid_redirect_uri"})
+        self.assertFalse(Application.objects.exists())
