@@ -28,6 +28,7 @@ from agent_auth.errors import (
     InvalidOrganization,
     OrganizationRequired,
 )
+from agent_auth.mailer import send_in_background
 from agent_auth.models import Claim, ClaimStatus
 from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash, locked_claim_for_token_or_none
 from oauth.tokens import issue_access_token
@@ -103,8 +104,12 @@ def start_claim(*, email: str) -> StartedClaim:
     )
     if user is not None:
         address = user.email
+        # Sent off the request: an SMTP round trip in the answer's time would tell a
+        # patient caller which emails have accounts.
         transaction.on_commit(
-            lambda: _send_code(email=address, code=code, lifetime_seconds=conf.headless_code_lifetime_seconds)
+            lambda: send_in_background(
+                _send_code, email=address, code=code, lifetime_seconds=conf.headless_code_lifetime_seconds
+            )
         )
     return StartedClaim(claim_token=claim_token, expires_in=conf.headless_code_lifetime_seconds)
 

@@ -4,6 +4,7 @@ The SMTP server is aiosmtpd on 127.0.0.1 with a port the kernel picks; Django's
 SMTP backend delivers to it, and tests read the code out of the received mail.
 """
 
+import asyncio
 import email
 import email.policy
 import itertools
@@ -17,6 +18,8 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from django.conf import settings
 from django.test import Client, TestCase, override_settings
+
+from agent_auth.mailer import wait_for_outbox
 
 START_URL = "/api/agent/auth"
 COMPLETE_URL = "/api/agent/auth/claim/complete"
@@ -50,11 +53,23 @@ class ReceivedMail:
 
 
 class _Inbox:
+    HOLD_SECONDS = 10
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._mails: list[ReceivedMail] = []
+        self._open = threading.Event()
+        self._open.set()
+
+    def hold(self) -> None:
+        """Delay every delivery until `release()` (or HOLD_SECONDS)."""
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
 
     async def handle_DATA(self, server: object, session: object, envelope: Any) -> str:
+        await asyncio.get_running_loop().run_in_executor(None, self._open.wait, self.HOLD_SECONDS)
         message = email.message_from_bytes(envelope.content, policy=email.policy.default)
         body = message.get_body(preferencelist=("plain",))
         mail = ReceivedMail(
@@ -130,13 +145,20 @@ class SmtpMixin:
 
     def setUp(self) -> None:
         super().setUp()
-        self.smtp.inbox.clear()
+        self.clear_inbox()  # an earlier test's background send must not land in this test's inbox
         self.address = fresh_address()
         # Per-IP counts live in the cache (Redis in CI), which outlives a test run: a
         # prefix of this test's own keeps them from leaking between tests and runs.
         self.enterContext(override_settings(RATELIMIT_CACHE_PREFIX=f"rl:test:{uuid.uuid4().hex}:"))
 
+    def clear_inbox(self) -> None:
+        """Forget what was received, once every email handed over has been sent."""
+        wait_for_outbox()
+        self.smtp.inbox.clear()
+
     def mails(self) -> list[ReceivedMail]:
+        """What the SMTP server received, once every email handed over has been sent."""
+        wait_for_outbox()
         return self.smtp.inbox.mails()
 
 

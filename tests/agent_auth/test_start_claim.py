@@ -2,6 +2,7 @@
 
 import hashlib
 
+from agent_auth.mailer import wait_for_outbox
 from agent_auth.models import Claim, ClaimStatus
 from agent_auth.services import EMAIL_SUBJECT
 from organizations.models import Role
@@ -27,7 +28,7 @@ class StartClaimTests(HeadlessTestCase):
 
     def test_unknown_email_gets_the_same_answer_and_no_email(self) -> None:
         known = self.start(make_membership().user.email)
-        self.smtp.inbox.clear()
+        self.clear_inbox()
 
         response = self.start("nobody@example.test")
 
@@ -71,8 +72,23 @@ class StartClaimTests(HeadlessTestCase):
 
         with self.settings(EMAIL_PORT=1), self.assertLogs("agent_auth.services", "ERROR") as logs:
             response = self.start(user.email)
+            wait_for_outbox()
 
         self.assertEqual(response.status_code, 202)
         self.assertNotIn(user.email, "\n".join(logs.output))
         self.assertEqual(set(response.json()), {"claim_token", "expires_in"})
         self.assertTrue(Claim.objects.filter(user=user).exists())
+
+    def test_answer_does_not_wait_for_the_mail_server(self) -> None:
+        """No SMTP round trip in the answer's time, which would tell which emails have accounts."""
+        member = make_membership()
+        self.smtp.inbox.hold()
+        try:
+            response = self.start(member.user.email)
+
+            self.assertEqual(response.status_code, 202)
+            self.assertEqual(self.smtp.inbox.mails(), [])  # answered while delivery is still held
+        finally:
+            self.smtp.inbox.release()
+        [mail] = self.mails()
+        self.assertEqual(mail.recipients, (member.user.email,))
