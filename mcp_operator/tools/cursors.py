@@ -1,4 +1,6 @@
-"""Opaque, tamper-evident page cursors for the listing tools (product decisions §3).
+"""Pages of the listing tools and their opaque, tamper-evident cursors (product decisions §3).
+
+`paged_listing` is the one paging routine of `list_modules` and `list_sources`.
 
 A cursor is signed with the project's secret key (Django signing, own salt) and
 carries the tool, the organization id, the filters of the call that issued it and
@@ -12,15 +14,18 @@ rows change (docs/tools.md "Pagination").
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.core import signing
 from django.db.models import QuerySet
 
+from mcp_operator.tools.payloads import organization_ref
 from operator_site.errors import InvalidArguments
 
 if TYPE_CHECKING:
+    from operator_site.mcp_tools import ToolCall
     from organizations.models import Organization
     from organizations.selectors import KeysetPosition
 
@@ -58,24 +63,36 @@ def keyset_position(moment: datetime, row_id: object) -> list[str]:
     return [moment.isoformat(), str(row_id)]
 
 
-def cut_page(
-    rows: QuerySet[Any],
+def paged_listing(
+    call: ToolCall,
     *,
-    limit: int,
-    moment_field: str,
     tool_name: str,
-    organization: Organization,
     filters: dict[str, Any],
-) -> tuple[list[Any], str | None]:
-    """The first `limit` rows, and the cursor of the page after them (None at the end).
+    rows_after: Callable[[KeysetPosition | None], QuerySet[Any]],
+    moment_field: str,
+    items_key: str,
+    summarize: Callable[[Any], dict[str, Any]],
+) -> dict[str, Any]:
+    """One page of a listing tool: resume after `cursor`, cut `limit` rows, issue the next cursor.
 
-    Reads one row more than it returns, to know whether another page exists
-    without a COUNT.
+    `rows_after(position)` returns the selector's rows after that keyset position
+    (all of them for None), ordered by (-moment_field, -id). One row more than the
+    page is read, to know whether another page exists without a COUNT.
     """
-    page = list(rows[: limit + 1])
-    if len(page) <= limit:
-        return page, None
-    page = page[:limit]
-    last = page[-1]
-    position = keyset_position(getattr(last, moment_field), last.id)
-    return page, issue_cursor(tool_name=tool_name, organization=organization, filters=filters, position=position)
+    organization, arguments = call.organization, call.arguments
+    after = None
+    if "cursor" in arguments:
+        after = read_cursor(arguments["cursor"], tool_name=tool_name, organization=organization, filters=filters)
+    limit = arguments["limit"]
+    page = list(rows_after(after)[: limit + 1])
+    next_cursor = None
+    if len(page) > limit:
+        page = page[:limit]
+        last = page[-1]
+        position = keyset_position(getattr(last, moment_field), last.id)
+        next_cursor = issue_cursor(tool_name=tool_name, organization=organization, filters=filters, position=position)
+    return {
+        "organization": organization_ref(organization),
+        items_key: [summarize(row) for row in page],
+        "nextCursor": next_cursor,
+    }

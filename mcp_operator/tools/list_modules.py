@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_operator.tools.cursors import cut_page, read_cursor
+from mcp_operator.tools.cursors import paged_listing
 from mcp_operator.tools.payloads import (
     NEXT_CURSOR,
     TIMESTAMP,
     UUID_STRING,
     input_schema,
-    organization_ref,
     output_schema,
     timestamp,
 )
@@ -65,21 +64,19 @@ OUTPUT = output_schema({"modules": {"type": "array", "items": MODULE_SUMMARY}, "
 
 
 def list_modules(call: ToolCall) -> dict[str, Any]:
-    organization, arguments = call.organization, call.arguments
-    limit = arguments["limit"]
+    arguments = call.arguments
     filters = {"query": arguments.get("query") or None, "status": arguments.get("status")}
-    after = None
-    if "cursor" in arguments:
-        after = read_cursor(arguments["cursor"], tool_name=NAME, organization=organization, filters=filters)
-    modules = modules_for_organization(organization, query=filters["query"], status=filters["status"], after=after)
-    page, next_cursor = cut_page(
-        modules, limit=limit, moment_field="updated_at", tool_name=NAME, organization=organization, filters=filters
+    return paged_listing(
+        call,
+        tool_name=NAME,
+        filters=filters,
+        rows_after=lambda after: modules_for_organization(
+            call.organization, query=filters["query"], status=filters["status"], after=after
+        ),
+        moment_field="updated_at",
+        items_key="modules",
+        summarize=_summary,
     )
-    return {
-        "organization": organization_ref(organization),
-        "modules": [_summary(module) for module in page],
-        "nextCursor": next_cursor,
-    }
 
 
 def _summary(module: Module) -> dict[str, Any]:

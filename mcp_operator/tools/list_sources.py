@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_operator.tools.cursors import cut_page, read_cursor
+from mcp_operator.tools.cursors import paged_listing
 from mcp_operator.tools.payloads import (
     NEXT_CURSOR,
     TIMESTAMP,
     UUID_STRING,
     input_schema,
-    organization_ref,
     output_schema,
     timestamp,
 )
@@ -61,23 +60,19 @@ OUTPUT = output_schema({"sources": {"type": "array", "items": SOURCE_SUMMARY}, "
 
 
 def list_sources(call: ToolCall) -> dict[str, Any]:
-    organization, arguments = call.organization, call.arguments
-    limit = arguments["limit"]
+    arguments = call.arguments
     filters = {"query": arguments.get("query") or None, "kind": arguments.get("kind")}
-    after = None
-    if "cursor" in arguments:
-        after = read_cursor(arguments["cursor"], tool_name=NAME, organization=organization, filters=filters)
-    sources = processed_sources_for_organization(
-        organization, query=filters["query"], kind=filters["kind"], after=after
+    return paged_listing(
+        call,
+        tool_name=NAME,
+        filters=filters,
+        rows_after=lambda after: processed_sources_for_organization(
+            call.organization, query=filters["query"], kind=filters["kind"], after=after
+        ),
+        moment_field="processed_at",
+        items_key="sources",
+        summarize=_summary,
     )
-    page, next_cursor = cut_page(
-        sources, limit=limit, moment_field="processed_at", tool_name=NAME, organization=organization, filters=filters
-    )
-    return {
-        "organization": organization_ref(organization),
-        "sources": [_summary(source) for source in page],
-        "nextCursor": next_cursor,
-    }
 
 
 def _summary(source: Source) -> dict[str, Any]:
