@@ -19,9 +19,10 @@ from django.test import LiveServerTestCase, override_settings
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 from mcp.shared.exceptions import MCPError
 
+from examples.operator_client import MemoryTokenStorage
 from oauth.tokens import issue_access_token
 from organizations.models import Role, SourceKind
 from organizations.services import create_source
@@ -37,26 +38,6 @@ def _leaves(group: BaseExceptionGroup) -> list:
     for exception in group.exceptions:
         leaves.extend(_leaves(exception) if isinstance(exception, BaseExceptionGroup) else [exception])
     return leaves
-
-
-class MemoryTokenStorage:
-    """The SDK's TokenStorage, in memory."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
 
 
 class OperatorSdkTests(LiveServerTestCase):
