@@ -5,6 +5,9 @@ carries the choice from the consent page, and every access and refresh token
 minted from it, or rotated from those, carries the same organization.
 """
 
+import hashlib
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from oauth2_provider.models import (
@@ -23,6 +26,24 @@ from oauth.redirect_uris import (
     private_use_schemes,
 )
 from organizations.models import Organization
+
+
+def code_digest(code: str) -> str:
+    """The SHA-256 under which an authorization code is stored and looked up."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+class DigestField(models.CharField):
+    """Stores the SHA-256 of its value; exact lookups digest their operand the same way.
+
+    So DOT's own `Grant.objects.get(code=code, ...)` finds the grant unchanged, while
+    the database never holds a usable code. Nothing reads a grant's code back or
+    saves a loaded grant again (which would digest a digest).
+    """
+
+    def get_prep_value(self, value: Any) -> Any:
+        value = super().get_prep_value(value)
+        return None if value is None else code_digest(value)
 
 
 class ApplicationType(models.TextChoices):
@@ -67,6 +88,8 @@ class Application(AbstractApplication):
 
 
 class Grant(AbstractGrant):
+    # Codes are stored as digests (developers' brief: codes and secrets hashed).
+    code = DigestField(max_length=255, unique=True)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
 
     class Meta(AbstractGrant.Meta):

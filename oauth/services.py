@@ -20,7 +20,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.views.dynamic_client_registration import _build_application_kwargs
 
-from oauth.models import Application, RedeemedCode
+from oauth.models import Application, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_site.client_ip import client_ip
 from operator_site.conf import operator_settings
@@ -28,10 +28,6 @@ from operator_site.errors import RateLimited
 from operator_site.rate_limits import seconds_until_allowed
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
-
-
-def code_checksum(code: str) -> str:
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
 def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
@@ -57,7 +53,7 @@ def record_redeemed_code(
     """Remember an exchanged code until the tokens it issued could no longer be refreshed."""
     lifetime = operator_settings().refresh_token_lifetime_seconds
     return RedeemedCode.objects.create(
-        code_checksum=code_checksum(code),
+        code_checksum=code_digest(code),
         application=application,
         token_family=token_family,
         access_token_id=access_token_id,
@@ -73,7 +69,7 @@ def revoke_tokens_of_replayed_code(*, code: str, application: Application) -> bo
     their access-token rows deleted. Already-issued JWTs stay cryptographically
     valid until they expire (at most one hour, contract §5.7).
     """
-    redeemed = RedeemedCode.objects.filter(code_checksum=code_checksum(code), application=application).first()
+    redeemed = RedeemedCode.objects.filter(code_checksum=code_digest(code), application=application).first()
     if redeemed is None:
         return False
     if redeemed.token_family:

@@ -1,3 +1,4 @@
+import hashlib
 from urllib.parse import parse_qs, urlsplit
 
 from django.test import Client
@@ -155,6 +156,17 @@ class ConsentDecisionTests(OAuthTestCase):
         self.authorize(self.client_id, organization=chosen)
 
         self.assertEqual(Grant.objects.get().organization, chosen)
+
+    def test_authorization_code_is_stored_only_as_a_digest(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.sign_in(member.user)
+
+        authorization = self.authorize(self.client_id)
+
+        stored = Grant.objects.values_list("code", flat=True).get()
+        self.assertNotEqual(stored, authorization.code)
+        self.assertNotIn(authorization.code, stored)
+        self.assertEqual(stored, hashlib.sha256(authorization.code.encode()).hexdigest())
 
     def test_deny_returns_access_denied_to_the_client(self) -> None:
         member = make_membership(role=Role.MEMBER)
