@@ -6,10 +6,12 @@ from typing import Any
 
 from mcp_operator.tools.cursors import paged_listing
 from mcp_operator.tools.payloads import (
+    LISTING_QUERY_MAX_CHARACTERS,
     NEXT_CURSOR,
     TIMESTAMP,
     UUID_STRING,
     input_schema,
+    listing_page_properties,
     output_schema,
     timestamp,
 )
@@ -18,26 +20,16 @@ from organizations.models import Source, SourceKind
 from organizations.selectors import processed_sources_for_organization
 
 NAME = "list_sources"
-DEFAULT_LIMIT = 25
-MAX_LIMIT = 100
-MAX_QUERY_CHARACTERS = 200
 
 INPUT = input_schema(
     {
         "query": {
             "type": "string",
-            "maxLength": MAX_QUERY_CHARACTERS,
+            "maxLength": LISTING_QUERY_MAX_CHARACTERS,
             "description": "Only sources whose title or origin contains this text (case-insensitive).",
         },
         "kind": {"type": "string", "enum": SourceKind.values, "description": "Only sources of this kind."},
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_LIMIT,
-            "default": DEFAULT_LIMIT,
-            "description": "Most sources to return.",
-        },
-        "cursor": {"type": "string", "description": "`nextCursor` of the previous page, with the same filters."},
+        **listing_page_properties("sources"),
     }
 )
 

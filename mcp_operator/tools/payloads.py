@@ -59,6 +59,26 @@ ERROR: dict[str, Any] = {
 }
 
 
+# The paging contract shared by the listing tools (product decisions §3).
+LISTING_DEFAULT_LIMIT = 25
+LISTING_MAX_LIMIT = 100
+LISTING_QUERY_MAX_CHARACTERS = 200
+
+
+def listing_page_properties(noun: str) -> dict[str, Any]:
+    """The `limit` and `cursor` arguments of a listing tool returning `noun` ("modules", ...)."""
+    return {
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": LISTING_MAX_LIMIT,
+            "default": LISTING_DEFAULT_LIMIT,
+            "description": f"Most {noun} to return.",
+        },
+        "cursor": {"type": "string", "description": "`nextCursor` of the previous page, with the same filters."},
+    }
+
+
 def input_schema(properties: dict[str, Any], *, required: list[str] | None = None) -> dict[str, Any]:
     """A tool's inputSchema: its own properties plus the two selectors, nothing else accepted."""
     schema: dict[str, Any] = {
