@@ -151,28 +151,21 @@ class ToolRegistry:
         # Never changes after construction: built once, handed out as is.
         self._listing: list[dict[str, Any]] = [tool.as_listing() for tool in tools]
 
-    @property
-    def tools(self) -> list[Tool]:
-        return list(self._tools.values())
-
     def list_tools(self, principal: object) -> list[dict[str, Any]]:
         """The MCP Tool objects, same list in the same order for every principal. Do not mutate."""
         return self._listing
 
-    def call_tool(self, principal: object, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    def call_tool(self, principal: object, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run one tool and return the CallToolResult body; raises `UnknownTool` for an unknown name.
 
-        Every failure past the name lookup is a tool result, never an exception
-        (contract §1 guarantee 4).
+        `arguments` is an object: the transport answers any other `params.arguments`
+        with JSON-RPC -32602 before a tool is looked up. Every failure past the name
+        lookup is a tool result, never an exception (contract §1 guarantee 4).
         """
         tool = self._tools.get(name)
         if tool is None:
             raise UnknownTool(name)
         try:
-            if arguments is None:
-                arguments = {}
-            if not isinstance(arguments, dict):
-                raise InvalidArguments("arguments must be an object", field="arguments")
             with self._admission(principal, tool, arguments) as call:
                 admitted = replace(call, arguments=self._validated(tool, call.arguments))
                 structured = tool.handler(admitted)
