@@ -14,17 +14,10 @@ from oauth2_provider.utils import jwk_from_pem
 
 from operator_site.errors import Forbidden
 from operator_site.signing_keys import load_or_create_private_key
-from organizations.models import OPERATOR_ROLES, Membership, Organization
-from organizations.selectors import eligible_organizations
+from organizations.models import Organization
+from organizations.selectors import eligible_organizations, holds_operator_role
 
 __all__ = ["eligible_organizations", "holds_operator_role", "lti_key_set", "require_eligible_organization"]
-
-
-def holds_operator_role(*, user_id: int, organization_id: object) -> bool:
-    """True when the person is admin or member of the organization right now (re-read, never cached)."""
-    return Membership.objects.filter(
-        user_id=user_id, organization_id=organization_id, role__in=OPERATOR_ROLES, user__is_active=True
-    ).exists()
 
 
 def require_eligible_organization(user: AbstractBaseUser, *, organization_id: str | None) -> Organization:

@@ -30,6 +30,7 @@ __all__ = [
     "ChunkHit",
     "KeysetPosition",
     "eligible_organizations",
+    "holds_operator_role",
     "membership_or_none",
     "module_in_organization",
     "modules_for_organization",
@@ -97,6 +98,13 @@ def operator_membership_or_none(*, user_id: int, organization_id: str | uuid.UUI
         .filter(user_id=user_id, organization_id=parsed, role__in=OPERATOR_ROLES)
         .first()
     )
+
+
+def holds_operator_role(*, user_id: int, organization_id: object) -> bool:
+    """True when the active person is admin or member of the organization right now (re-read, never cached)."""
+    return Membership.objects.filter(
+        user_id=user_id, organization_id=organization_id, role__in=OPERATOR_ROLES, user__is_active=True
+    ).exists()
 
 
 def membership_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> Membership | None:
