@@ -7,6 +7,7 @@ organization) and goes through a service wherever one keeps an invariant.
 import functools
 import itertools
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser
@@ -22,9 +23,10 @@ def _next() -> int:
 
 
 @functools.cache
-def _password_hash(password: str) -> str:
+def _password_hash(password: str, hashers: tuple[str, ...]) -> str:
     # PBKDF2 is deliberately slow; hashing each distinct password once keeps the
-    # suite fast while sign-in still checks a real hash.
+    # suite fast while sign-in still checks a real hash. Keyed by the configured
+    # hashers: a hash made under a test's override is not valid outside it.
     return make_password(password)
 
 
@@ -33,7 +35,7 @@ def make_user(*, email: str | None = None, password: str = PASSWORD, **fields: o
     email = email or f"person{number}@example.test"
     user_model = get_user_model()
     user = user_model(username=email, email=user_model.objects.normalize_email(email), **fields)
-    user.password = _password_hash(password)
+    user.password = _password_hash(password, tuple(settings.PASSWORD_HASHERS))
     user.save()
     return user
 
