@@ -30,6 +30,11 @@ from operator_site.rate_limits import seconds_until_allowed
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
 
 
+def sign_in_email_key(email: str) -> str:
+    """The rate-limit key of an email: its digest, so no address is stored in the cache."""
+    return hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()
+
+
 def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
     """Count one sign-in attempt against the client IP and the email; raise RateLimited past the limit.
 
@@ -38,7 +43,7 @@ def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
     The email is hashed into the cache key: no address is stored in clear.
     """
     rate = f"{operator_settings().sign_in_attempts_per_minute}/m"
-    email_key = hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()
+    email_key = sign_in_email_key(email)
     waits = [
         seconds_until_allowed(request, group=f"{SIGN_IN_RATE_GROUP}.ip", key=client_ip(request), rate=rate),
         seconds_until_allowed(request, group=f"{SIGN_IN_RATE_GROUP}.email", key=email_key, rate=rate),

@@ -9,12 +9,14 @@ which turns the matching skips into failures (developers' brief, Standards).
 import json
 import os
 import shutil
+import time
 import unittest
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+from django_ratelimit.core import _get_window
 
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
 MCP_SCHEMA_PATH = SHARED_DIR / "schemas" / "mcp-2026-07-28.schema.json"
@@ -70,3 +72,15 @@ def validate_against_mcp_schema(instance: Any, definition: str) -> None:
 
 def validate_server_card(instance: Any) -> None:
     compiled_validator(SERVER_CARD_SCHEMA_PATH, "ServerCard").validate(instance)
+
+
+def start_in_a_fresh_window(key_value: str, *, period_seconds: int, needed_seconds: float = 10) -> None:
+    """Wait for a new django-ratelimit window for `key_value` unless `needed_seconds` remain in this one.
+
+    Windows are fixed, and django-ratelimit shifts each key's window by a hash of
+    the key, so a burst that straddles its end would be counted in two windows.
+    """
+    # The window's end is whole seconds and may be the current second: up to 1 s in the past.
+    remaining = _get_window(key_value, period_seconds) - time.time()
+    if remaining < needed_seconds:
+        time.sleep(max(remaining, 0) + 0.5)

@@ -7,10 +7,14 @@ from django.test import override_settings
 
 from agent_auth.models import Claim, IdempotencyRecord
 from tests.agent_auth.support import COMPLETE_URL, START_URL, HeadlessTestCase, operator_overrides, post_json
-from tests.support import require_redis_url
+from tests.support import require_redis_url, start_in_a_fresh_window
 
 
 class IpLimitTests(HeadlessTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        start_in_a_fresh_window(self.address, period_seconds=3600, needed_seconds=5)
+
     def register(self, number: int, **headers: str):
         return post_json(
             self.client, START_URL, {"email": f"nobody{number}@example.test"}, address=self.address, **headers

@@ -1,14 +1,11 @@
 """The per-IP request limit of the docs endpoint (product decisions §8)."""
 
-import time
-
 from django.conf import settings
 from django.test import override_settings
-from django_ratelimit.core import _get_window
 
 from operator_site.errors import ErrorCode
 from tests.mcp_docs.base import DocsEndpointTestCase
-from tests.support import validate_against_mcp_schema
+from tests.support import start_in_a_fresh_window, validate_against_mcp_schema
 
 LIMIT = 3
 
@@ -17,11 +14,7 @@ LIMIT = 3
 class DocsRateLimitTests(DocsEndpointTestCase):
     def setUp(self) -> None:
         super().setUp()
-        # Counts live in fixed one-minute windows; start well inside one so the
-        # test never straddles a reset.
-        remaining = _get_window("127.0.0.1", 60) - time.time()
-        if remaining < 5:
-            time.sleep(remaining + 0.5)
+        start_in_a_fresh_window("127.0.0.1", period_seconds=60)
 
     def test_requests_up_to_the_limit_are_served(self) -> None:
         statuses = [self.rpc("tools/list").status_code for _ in range(LIMIT)]
