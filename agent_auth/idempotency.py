@@ -4,7 +4,8 @@ A request with a key first inserts an in-flight row; the unique constraint on
 (endpoint, key) decides races between workers. The loser looks at the winner's
 row: another body → `idempotency_key_reused` (422); still running →
 `request_in_progress` (409); done → the stored response is replayed. Rows live
-24 hours; expired ones are ignored and purged on the way. An in-flight row left
+24 hours; an expired one is ignored and replaced when its key comes back, and
+`manage.py purge_expired` deletes the rest (off the request path). An in-flight row left
 behind by a crashed worker may be taken over after `IN_FLIGHT_TIMEOUT_SECONDS`.
 
 The stored response is encrypted with a key derived from SECRET_KEY and the
@@ -76,7 +77,6 @@ def begin_idempotent_request(*, endpoint: str, key: str, body: object) -> Idempo
         # first one's writes are not held up by theirs.
         existing = IdempotencyRecord.objects.filter(endpoint=endpoint, key=key).first()
         if existing is None:
-            IdempotencyRecord.objects.filter(expires_at__lte=now).delete()
             try:
                 with transaction.atomic():
                     record = IdempotencyRecord.objects.create(
