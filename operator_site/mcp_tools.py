@@ -78,6 +78,18 @@ READ_ONLY_ANNOTATIONS: dict[str, bool] = {
 }
 
 
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def object_schema(properties: dict[str, Any], *, required: list[str] | None = None) -> dict[str, Any]:
+    """A closed JSON Schema 2020-12 object, as every tool's inputSchema and outputSchema is."""
+    schema: dict[str, Any] = {"$schema": SCHEMA_DIALECT, "type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
 @dataclass(frozen=True)
 class ToolCall:
     principal: object

@@ -1,12 +1,10 @@
 """`get_doc`: one documentation page, or one section of it, as Markdown."""
 
 from mcp_docs.selectors import docs_library
-from operator_site.mcp_tools import Tool, ToolCall
+from operator_site.mcp_tools import Tool, ToolCall, object_schema
 
-INPUT = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {
+INPUT = object_schema(
+    {
         "path": {
             "type": "string",
             "minLength": 1,
@@ -20,14 +18,11 @@ INPUT = {
             "description": "Anchor of one section (as returned by search_docs); omit for the whole page.",
         },
     },
-    "required": ["path"],
-    "additionalProperties": False,
-}
+    required=["path"],
+)
 
-OUTPUT = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {
+OUTPUT = object_schema(
+    {
         "path": {"type": "string"},
         "title": {"type": "string", "description": "Title of the page, or of the section when one was asked for."},
         "section": {"type": "string"},
@@ -47,9 +42,8 @@ OUTPUT = {
             },
         },
     },
-    "required": ["path", "title", "markdown", "sections"],
-    "additionalProperties": False,
-}
+    required=["path", "title", "markdown", "sections"],
+)
 
 
 def get_doc(call: ToolCall) -> dict[str, object]:

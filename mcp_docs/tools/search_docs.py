@@ -1,16 +1,14 @@
 """`search_docs`: the documentation sections that best match a query, best first."""
 
 from mcp_docs.selectors import docs_library
-from operator_site.mcp_tools import Tool, ToolCall
+from operator_site.mcp_tools import Tool, ToolCall, object_schema
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_QUERY_CHARACTERS = 200
 
-INPUT = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {
+INPUT = object_schema(
+    {
         "query": {
             "type": "string",
             "minLength": 1,
@@ -25,9 +23,8 @@ INPUT = {
             "description": "Most sections to return.",
         },
     },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+    required=["query"],
+)
 
 HIT = {
     "type": "object",
@@ -43,16 +40,13 @@ HIT = {
     "additionalProperties": False,
 }
 
-OUTPUT = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {
+OUTPUT = object_schema(
+    {
         "query": {"type": "string"},
         "results": {"type": "array", "items": HIT},
     },
-    "required": ["query", "results"],
-    "additionalProperties": False,
-}
+    required=["query", "results"],
+)
 
 
 def search_docs(call: ToolCall) -> dict[str, object]:

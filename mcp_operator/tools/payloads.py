@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from operator_site.errors import ErrorCode
+from operator_site.mcp_tools import SCHEMA_DIALECT, object_schema
 
 if TYPE_CHECKING:
     from organizations.models import Organization
 
-SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
 # Contract §2: every tool accepts both; docs/tools.md "Selecting the organization".
@@ -81,26 +81,12 @@ def listing_page_properties(noun: str) -> dict[str, Any]:
 
 def input_schema(properties: dict[str, Any], *, required: list[str] | None = None) -> dict[str, Any]:
     """A tool's inputSchema: its own properties plus the two selectors, nothing else accepted."""
-    schema: dict[str, Any] = {
-        "$schema": SCHEMA_DIALECT,
-        "type": "object",
-        "properties": {**properties, **SELECTOR_PROPERTIES},
-        "additionalProperties": False,
-    }
-    if required:
-        schema["required"] = required
-    return schema
+    return object_schema({**properties, **SELECTOR_PROPERTIES}, required=required)
 
 
 def output_schema(properties: dict[str, Any]) -> dict[str, Any]:
     """outputSchema of a non-knowledge tool: `organization` plus `properties`, all required."""
-    return {
-        "$schema": SCHEMA_DIALECT,
-        "type": "object",
-        "properties": {"organization": ORGANIZATION, **properties},
-        "required": ["organization", *properties],
-        "additionalProperties": False,
-    }
+    return object_schema({"organization": ORGANIZATION, **properties}, required=["organization", *properties])
 
 
 def knowledge_output_schema(properties: dict[str, Any]) -> dict[str, Any]:
