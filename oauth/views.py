@@ -253,8 +253,8 @@ class TokenView(dot_views.TokenView):
 
 
 def _json(data: dict[str, Any]) -> JsonResponse:
+    # CORS comes from the middleware, like everywhere else (settings.CORS_URLS_REGEX).
     response = JsonResponse(data)
-    response["Access-Control-Allow-Origin"] = "*"
     response["Cache-Control"] = "public, max-age=3600"
     return response
 

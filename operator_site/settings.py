@@ -168,7 +168,10 @@ DEFAULT_FROM_EMAIL = env.env_str("DEFAULT_FROM_EMAIL", "Service Operator <no-rep
 # CORS (never with credentials) covers what browser-based MCP clients fetch
 # cross-origin: the MCP endpoints, discovery documents, and the OAuth endpoints
 # a client calls itself. The authorize page is a top-level navigation: no CORS.
-CORS_URLS_REGEX = r"^/(api/mcp/|\.well-known/|api/auth/(oauth2/(register|token|revoke|userinfo)|jwks)$)"
+CORS_URLS_REGEX = (
+    r"^/(api/mcp/|\.well-known/|api/auth/\.well-known/"
+    r"|api/auth/(oauth2/(register|token|revoke|userinfo)|jwks)$)"
+)
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
 CORS_ALLOW_HEADERS = [

@@ -29,3 +29,26 @@ class OAuthCorsTests(TestCase):
         response = self.preflight("/api/auth/oauth2/authorize")
 
         self.assertNotIn("Access-Control-Allow-Origin", response)
+
+
+METADATA_PATHS = [
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/oauth-authorization-server/api/auth",
+    "/api/auth/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
+    "/.well-known/openid-configuration/api/auth",
+    "/api/auth/.well-known/openid-configuration",
+    "/.well-known/oauth-protected-resource/api/mcp/operator",
+    "/.well-known/oauth-protected-resource",
+]
+
+
+class DiscoveryCorsTests(TestCase):
+    def test_every_discovery_document_may_be_read_cross_origin(self) -> None:
+        for path in METADATA_PATHS:
+            with self.subTest(path=path):
+                response = self.client.get(path, HTTP_ORIGIN=ORIGIN)
+
+                self.assertEqual(response.status_code, 200)
+                self.assertEqual(response["Access-Control-Allow-Origin"], "*")
+                self.assertNotIn("Access-Control-Allow-Credentials", response)
