@@ -80,7 +80,8 @@ def start_in_a_fresh_window(key_value: str, *, period_seconds: int, needed_secon
     Windows are fixed, and django-ratelimit shifts each key's window by a hash of
     the key, so a burst that straddles its end would be counted in two windows.
     """
-    # The window's end is whole seconds and may be the current second: up to 1 s in the past.
-    remaining = _get_window(key_value, period_seconds) - time.time()
+    # _get_window gives the window's last whole second, which still belongs to it:
+    # the next window starts one second later.
+    remaining = _get_window(key_value, period_seconds) + 1 - time.time()
     if remaining < needed_seconds:
-        time.sleep(max(remaining, 0) + 0.5)
+        time.sleep(remaining + 0.1)
