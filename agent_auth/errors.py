@@ -1,6 +1,6 @@
 """Errors of the headless path (docs/headless.md lists each code with its status).
 
-They extend the one hierarchy of `operator_site.errors` and are rendered by
+They extend the one hierarchy of `operator_core.errors` and are rendered by
 `as_json_response` at the agent_auth edge; `forbidden`, `invalid_arguments` and
 `rate_limited` reuse the shared classes.
 """
@@ -8,7 +8,7 @@ They extend the one hierarchy of `operator_site.errors` and are rendered by
 from enum import StrEnum
 from typing import Any
 
-from operator_site.errors import OperatorError
+from operator_core.errors import OperatorError
 
 
 class HeadlessErrorCode(StrEnum):

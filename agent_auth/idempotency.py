@@ -28,8 +28,8 @@ from django.utils.crypto import salted_hmac
 
 from agent_auth.errors import IdempotencyKeyReused, RequestInProgress
 from agent_auth.models import IdempotencyRecord, IdempotencyState
-from operator_site.conf import operator_settings
-from operator_site.errors import OperatorError, RateLimited, error_payload
+from operator_core.conf import operator_settings
+from operator_core.errors import OperatorError, RateLimited, error_payload
 
 IN_FLIGHT_TIMEOUT_SECONDS = 60
 _CIPHER_SALT = "agent_auth.idempotency"

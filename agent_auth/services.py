@@ -32,8 +32,8 @@ from agent_auth.mailer import send_in_background
 from agent_auth.models import Claim, ClaimStatus
 from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash, locked_claim_for_token_or_none
 from oauth.tokens import issue_access_token
-from operator_site.conf import operator_settings
-from operator_site.errors import Forbidden, OperatorError
+from operator_core.conf import operator_settings
+from operator_core.errors import Forbidden, OperatorError
 from organizations.models import Organization
 from organizations.selectors import eligible_organizations
 

@@ -28,9 +28,9 @@ from agent_auth.idempotency import (
 )
 from agent_auth.serializers import CompleteClaimSerializer, StartClaimSerializer
 from agent_auth.services import complete_claim, start_claim
-from operator_site.conf import operator_settings
-from operator_site.errors import InvalidArguments, OperatorError, as_json_response
-from operator_site.rate_limits import require_within_ip_limit
+from operator_core.conf import operator_settings
+from operator_core.errors import InvalidArguments, OperatorError, as_json_response
+from operator_core.rate_limits import require_within_ip_limit
 
 logger = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ limit, and its tools are admitted with no principal and no organization.
 from mcp_docs.limits import limit_calls_per_ip
 from mcp_docs.resources import DocsResources
 from mcp_docs.tools import TOOLS
-from operator_site.conf import operator_settings
-from operator_site.mcp_tools import ToolRegistry, open_admission
-from operator_site.mcp_transport import CACHE_SCOPE_PUBLIC, McpEndpoint, ServerInfo
+from operator_core.conf import operator_settings
+from operator_core.mcp.tools import ToolRegistry, open_admission
+from operator_core.mcp.transport import CACHE_SCOPE_PUBLIC, McpEndpoint, ServerInfo
 
 SERVER_NAME = "service-docs"
 SERVER_TITLE = "Service Operator Docs"

@@ -10,10 +10,10 @@ import json
 
 from django.http import HttpRequest, HttpResponse
 
-from operator_site.conf import operator_settings
-from operator_site.errors import RateLimited, error_payload
-from operator_site.mcp_transport import Refusal
-from operator_site.rate_limits import require_within_ip_limit
+from operator_core.conf import operator_settings
+from operator_core.errors import RateLimited, error_payload
+from operator_core.mcp.transport import Refusal
+from operator_core.rate_limits import require_within_ip_limit
 
 RATE_LIMIT_GROUP = "mcp_docs.calls"
 # JSON-RPC's "server error" range: the request was fine, the server declines it for now.

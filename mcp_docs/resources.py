@@ -3,13 +3,13 @@
 from typing import Any
 
 from mcp_docs.selectors import docs_library
-from operator_site.mcp_transport import UnknownResource
+from operator_core.mcp.transport import UnknownResource
 
 MARKDOWN = "text/markdown"
 
 
 class DocsResources:
-    """Satisfies `mcp_transport.ResourceSet`: the same pages for every caller, index first."""
+    """Satisfies `operator_core.mcp.transport.ResourceSet`: the same pages for every caller, index first."""
 
     def list_resources(self, principal: object) -> list[dict[str, Any]]:
         return [

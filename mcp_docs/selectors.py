@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from operator_site.conf import operator_settings
-from operator_site.errors import NotFound
+from operator_core.conf import operator_settings
+from operator_core.errors import NotFound
 
 URI_SCHEME = "docs://"
 INDEX_PAGE = "index.md"

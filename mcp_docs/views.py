@@ -11,7 +11,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from mcp_docs.selectors import docs_library
-from operator_site.errors import NotFound, as_json_response
+from operator_core.errors import NotFound, as_json_response
 
 POLICY_PAGE = "versioning.md"
 MARKDOWN_TYPE = "text/markdown"

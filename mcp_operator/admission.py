@@ -1,6 +1,6 @@
 """Admission of one operator tool call: role re-check, organization selectors, limits.
 
-The registry (`operator_site.mcp_tools.ToolRegistry`) enters `admit_operator_call`
+The registry (`operator_core.mcp.tools.ToolRegistry`) enters `admit_operator_call`
 before it validates the arguments and runs the handler. Order, each step refusing
 with its own tool error (docs/tools.md "Order of checks"):
 
@@ -22,13 +22,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from mcp_operator.limits import tool_call_limits
-from operator_site.errors import (
+from operator_core.errors import (
     Forbidden,
     InvalidArguments,
     InvalidOrganizationSelector,
     OrganizationScopeMismatch,
 )
-from operator_site.mcp_tools import Tool, ToolCall
+from operator_core.mcp.tools import Tool, ToolCall
 from organizations.selectors import operator_membership_or_none, organization_by_id_or_none
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 `authenticate_operator_request` is the transport's authenticator for
 `/api/mcp/operator`. It owns the `WWW-Authenticate` challenge: every refusal is
 an OAuth error body (never JSON-RPC) with a `Bearer` challenge naming the
-protected-resource metadata, raised as `mcp_transport.Refusal`.
+protected-resource metadata, raised as `operator_core.mcp.transport.Refusal`.
 
 Only `Authorization: Bearer <jwt>` is accepted. A DPoP (or any other) scheme, a
 token in the query string or a form body, and a session cookie are refused with
@@ -24,8 +24,8 @@ from django.http import HttpRequest, JsonResponse
 from oauth2_provider.www_authenticate import build_bearer_challenge
 
 from oauth.tokens import InvalidAccessToken, verify_access_token
-from operator_site.conf import operator_settings
-from operator_site.mcp_transport import Refusal
+from operator_core.conf import operator_settings
+from operator_core.mcp.transport import Refusal
 
 BEARER_SCHEME = "bearer"
 TOKEN_PARAMETER = "access_token"

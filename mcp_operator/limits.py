@@ -30,8 +30,8 @@ from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 
-from operator_site.conf import operator_settings
-from operator_site.errors import ConcurrencyLimited, RateLimited
+from operator_core.conf import operator_settings
+from operator_core.errors import ConcurrencyLimited, RateLimited
 
 RATE_WINDOW_SECONDS = 60
 # A crashed worker's slot is freed at the latest this long after the last entry.

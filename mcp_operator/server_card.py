@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from mcp_operator.tools import TOOLS
-from operator_site.conf import operator_settings
-from operator_site.mcp_transport import UnknownResource, served_revisions, served_versions
+from operator_core.conf import operator_settings
+from operator_core.mcp.transport import UnknownResource, served_revisions, served_versions
 
 SERVER_NAME = "service-operator"
 SERVER_TITLE = "Service Operator"

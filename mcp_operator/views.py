@@ -26,9 +26,9 @@ from mcp_operator.server_card import (
     well_known_mcp,
 )
 from mcp_operator.tools import TOOLS
-from operator_site.conf import operator_settings
-from operator_site.mcp_tools import ToolRegistry
-from operator_site.mcp_transport import McpEndpoint, ServerInfo
+from operator_core.conf import operator_settings
+from operator_core.mcp.tools import ToolRegistry
+from operator_core.mcp.transport import McpEndpoint, ServerInfo
 
 JSON_CONTENT_TYPE = "application/json"
 # Public and the same for everyone; short so a deploy or a deprecation shows up soon.

@@ -12,8 +12,8 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from oauth2_provider.utils import jwk_from_pem
 
-from operator_site.errors import Forbidden
-from operator_site.signing_keys import load_or_create_private_key
+from operator_core.errors import Forbidden
+from operator_core.signing_keys import load_or_create_private_key
 from organizations.models import Organization
 from organizations.selectors import eligible_organizations, holds_operator_role
 

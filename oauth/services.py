@@ -22,10 +22,10 @@ from oauth2_provider.views.dynamic_client_registration import _build_application
 
 from oauth.models import Application, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
-from operator_site.client_ip import client_ip
-from operator_site.conf import operator_settings
-from operator_site.errors import RateLimited
-from operator_site.rate_limits import seconds_until_allowed
+from operator_core.client_ip import client_ip
+from operator_core.conf import operator_settings
+from operator_core.errors import RateLimited
+from operator_core.rate_limits import seconds_until_allowed
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
 

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from oauth2_provider.utils import jwk_from_pem
 
-from operator_site.conf import operator_settings
+from operator_core.conf import operator_settings
 
 TOKEN_TYPE = "at+jwt"
 ALGORITHM = "RS256"

@@ -27,7 +27,7 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from oauth import services
 from oauth.selectors import holds_operator_role
-from operator_site.conf import operator_settings
+from operator_core.conf import operator_settings
 
 Grant = get_grant_model()
 AccessToken = get_access_token_model()

@@ -39,8 +39,8 @@ from oauth.forms import ConsentForm, SignInForm
 from oauth.selectors import eligible_organizations, lti_key_set, require_eligible_organization
 from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
 from oauth.validators import require_operator_resource
-from operator_site.conf import operator_settings
-from operator_site.errors import Forbidden, RateLimited
+from operator_core.conf import operator_settings
+from operator_core.errors import Forbidden, RateLimited
 
 
 def _with_issuer(uri: str) -> str:

@@ -2,7 +2,7 @@
 
 The environment is read here and nowhere else (code style §4). Defaults make
 `make run` work with no environment at all; docs/configuration.md lists every
-variable. App code reads our own values through `operator_site.conf`.
+variable. App code reads our own values through `operator_core.conf`.
 """
 
 import os
@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from operator_core.signing_keys import load_or_create_private_key
 from operator_site import env
-from operator_site.signing_keys import load_or_create_private_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env.env_str("OPERATOR_VAR_DIR", str(BASE_DIR / "var")))
@@ -209,7 +209,7 @@ for _retired_path in env.env_list("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", []):
         raise ImproperlyConfigured(f"OPERATOR_INACTIVE_SIGNING_KEY_PATHS names a missing file: {_retired_path}")
     _inactive_keys.append(Path(_retired_path).read_text())
 
-# Our own settings, read by app code through operator_site.conf.operator_settings().
+# Our own settings, read by app code through operator_core.conf.operator_settings().
 OPERATOR = {
     "base_url": BASE_URL,
     "issuer": ISSUER,

@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from operator_site.errors import InvalidArguments
+from operator_core.errors import InvalidArguments
 from organizations.extraction import read_document
 from organizations.models import (
     Membership,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from operator_site.errors import InvalidArguments
+from operator_core.errors import InvalidArguments
 from organizations.processing import normalise_text
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm")

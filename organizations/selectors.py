@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Length
 
-from operator_site.errors import NotFound
+from operator_core.errors import NotFound
 from organizations.models import (
     OPERATOR_ROLES,
     Membership,

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from operator_site.errors import Conflict, InvalidArguments
+from operator_core.errors import Conflict, InvalidArguments
 from organizations.models import (
     Membership,
     Module,

@@ -1,7 +1,7 @@
 """`get_doc`: one documentation page, or one section of it, as Markdown."""
 
 from mcp_docs.selectors import docs_library
-from operator_site.mcp_tools import Tool, ToolCall, object_schema
+from operator_core.mcp.tools import Tool, ToolCall, object_schema
 
 INPUT = object_schema(
     {

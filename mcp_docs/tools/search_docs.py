@@ -1,7 +1,7 @@
 """`search_docs`: the documentation sections that best match a query, best first."""
 
 from mcp_docs.selectors import docs_library
-from operator_site.mcp_tools import Tool, ToolCall, object_schema
+from operator_core.mcp.tools import Tool, ToolCall, object_schema
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20

@@ -22,10 +22,10 @@ from django.core import signing
 from django.db.models import QuerySet
 
 from mcp_operator.tools.payloads import organization_ref
-from operator_site.errors import InvalidArguments
+from operator_core.errors import InvalidArguments
 
 if TYPE_CHECKING:
-    from operator_site.mcp_tools import ToolCall
+    from operator_core.mcp.tools import ToolCall
     from organizations.models import Organization
     from organizations.selectors import KeysetPosition
 

@@ -12,8 +12,8 @@ from mcp_operator.tools.payloads import (
     organization_ref,
     timestamp,
 )
-from operator_site.errors import InvalidArguments
-from operator_site.mcp_tools import Tool, ToolCall
+from operator_core.errors import InvalidArguments
+from operator_core.mcp.tools import Tool, ToolCall
 from organizations.models import SourceKind
 from organizations.selectors import processed_source_in_organization, source_chunks
 

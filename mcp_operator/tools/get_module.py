@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_operator.tools.payloads import TIMESTAMP, UUID_STRING, input_schema, organization_ref, output_schema, timestamp
-from operator_site.mcp_tools import Tool, ToolCall
+from operator_core.mcp.tools import Tool, ToolCall
 from organizations.models import Module, ModuleStatus
 from organizations.selectors import module_in_organization
 

@@ -15,7 +15,7 @@ from mcp_operator.tools.payloads import (
     output_schema,
     timestamp,
 )
-from operator_site.mcp_tools import Tool, ToolCall
+from operator_core.mcp.tools import Tool, ToolCall
 from organizations.models import Source, SourceKind
 from organizations.selectors import processed_sources_for_organization
 

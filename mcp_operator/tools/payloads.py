@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from operator_site.errors import ErrorCode
-from operator_site.mcp_tools import SCHEMA_DIALECT, object_schema
+from operator_core.errors import ErrorCode
+from operator_core.mcp.tools import SCHEMA_DIALECT, object_schema
 
 if TYPE_CHECKING:
     from organizations.models import Organization

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_operator.tools.payloads import UUID_STRING, input_schema, knowledge_output_schema, organization_ref
-from operator_site.errors import InvalidArguments
-from operator_site.mcp_tools import Tool, ToolCall
+from operator_core.errors import InvalidArguments
+from operator_core.mcp.tools import Tool, ToolCall
 from organizations.selectors import search_chunks
 
 NAME = "search_knowledge"

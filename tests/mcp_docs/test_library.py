@@ -8,7 +8,7 @@ from django.conf import settings
 from django.test import SimpleTestCase
 
 from mcp_docs.selectors import load_library, parse_page, slugify, tokenize
-from operator_site.errors import ErrorCode, NotFound
+from operator_core.errors import ErrorCode, NotFound
 
 PAGE = """# Authentication
 

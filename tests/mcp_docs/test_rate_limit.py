@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.test import override_settings
 
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from tests.mcp_docs.base import DocsEndpointTestCase
 from tests.support import start_in_a_fresh_window, validate_against_mcp_schema
 

@@ -9,7 +9,7 @@ from django.test import LiveServerTestCase
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 
 
 class DocsSdkClientTests(LiveServerTestCase):

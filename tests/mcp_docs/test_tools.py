@@ -7,7 +7,7 @@ from pathlib import Path
 from django.conf import settings
 from django.test import override_settings
 
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from tests.mcp_docs.base import DocsEndpointTestCase
 
 PAGES = {

@@ -2,7 +2,7 @@
 
 import uuid
 
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from organizations.models import Membership, Role
 from organizations.services import record_role_change, remove_membership
 from tests.factories import make_membership, make_module, make_organization, make_user

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from mcp_operator.tools import TOOLS
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from tests.factories import make_membership, make_module
 from tests.hostile import hostile_object
 from tests.mcp_operator.base import OperatorEndpointTestCase, make_processed_source

@@ -13,8 +13,8 @@ from django.core.cache import cache
 from django.test import override_settings
 
 from mcp_operator.limits import RATE_WINDOW_SECONDS, concurrency_key, concurrency_slot
-from operator_site.conf import operator_settings
-from operator_site.errors import ErrorCode
+from operator_core.conf import operator_settings
+from operator_core.errors import ErrorCode
 from organizations.models import Role
 from organizations.services import record_role_change
 from tests.factories import make_membership, make_user

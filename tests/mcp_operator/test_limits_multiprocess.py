@@ -34,7 +34,7 @@ from django.core.cache.backends.redis import RedisCache
 from django.test import SimpleTestCase
 
 from mcp_operator.limits import CONCURRENCY_TTL_SECONDS, RATE_WINDOW_SECONDS, concurrency_key
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from tests.mcp_operator.base import META
 from tests.support import require_redis_url
 

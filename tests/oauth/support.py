@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from django.test import Client, TestCase
 
-from operator_site.conf import operator_settings
+from operator_core.conf import operator_settings
 from tests.factories import PASSWORD
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"

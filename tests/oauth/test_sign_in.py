@@ -3,7 +3,7 @@ from django.core.cache import cache
 from django.test import TestCase
 
 from oauth.services import sign_in_email_key
-from operator_site.conf import operator_settings
+from operator_core.conf import operator_settings
 from tests.factories import PASSWORD, make_user
 from tests.support import start_in_a_fresh_window
 

@@ -10,7 +10,7 @@ from django.test import SimpleTestCase, override_settings
 
 from oauth import tokens
 from oauth.tokens import InvalidAccessToken, issue_access_token, verify_access_token
-from operator_site.conf import operator_settings
+from operator_core.conf import operator_settings
 
 ORGANIZATION_ID = "7f1f3c9e-3b1a-4b44-9f0e-2f1d1c0b0a01"
 

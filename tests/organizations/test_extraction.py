@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.test import SimpleTestCase
 
-from operator_site.errors import ErrorCode, InvalidArguments
+from operator_core.errors import ErrorCode, InvalidArguments
 from organizations.extraction import html_to_document, read_document
 
 

@@ -2,7 +2,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.db import IntegrityError, transaction
 from django.test import TestCase
 
-from operator_site.errors import ErrorCode, InvalidArguments, OperatorError
+from operator_core.errors import ErrorCode, InvalidArguments, OperatorError
 from organizations.models import Membership, Role
 from organizations.services import add_membership, record_role_change, remove_membership
 from tests.factories import make_membership, make_organization, make_user

@@ -3,7 +3,7 @@ import datetime
 from django.test import TestCase
 from django.utils import timezone
 
-from operator_site.errors import ErrorCode, NotFound
+from operator_core.errors import ErrorCode, NotFound
 from organizations.models import Module, ModuleStatus, Role, SourceKind
 from organizations.selectors import (
     eligible_organizations,

@@ -1,6 +1,6 @@
 from django.test import TestCase
 
-from operator_site.errors import ErrorCode, InvalidArguments
+from operator_core.errors import ErrorCode, InvalidArguments
 from organizations.models import Module, ModuleStatus, Source, SourceChunk, SourceKind, SourceStatus
 from organizations.processing import split_into_chunks
 from organizations.services import (

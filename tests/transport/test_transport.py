@@ -9,7 +9,7 @@ import json
 from django.conf import settings
 from django.test import SimpleTestCase, override_settings
 
-from operator_site.mcp_transport import META_SERVER_INFO
+from operator_core.mcp.transport import META_SERVER_INFO
 from tests.mcp_requests import CLIENT_META, PROTOCOL_VERSION, envelope, post_mcp
 from tests.support import validate_against_mcp_schema
 from tests.transport.urls import FAKE_PRINCIPAL, FAKE_TOKEN, PRIVATE_PATH, PUBLIC_PATH, RESOURCE_URI
@@ -149,7 +149,7 @@ class DispatchErrorTests(TransportTestCase):
         self.assertEqual(payload["error"]["data"], {"code": "forbidden", "message": "Not allowed here."})
 
     def test_unexpected_failure_is_internal_error_without_detail(self) -> None:
-        with self.assertLogs("operator_site.mcp_transport", level="ERROR"):
+        with self.assertLogs("operator_core.mcp.transport", level="ERROR"):
             response = self.post(envelope("tools/call", {"name": "explode"}))
 
         payload = self.assert_error(response, status=200, code=-32603)

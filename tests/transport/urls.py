@@ -6,8 +6,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from operator_site.errors import Forbidden
-from operator_site.mcp_transport import (
+from operator_core.errors import Forbidden
+from operator_core.mcp.transport import (
     CACHE_SCOPE_PUBLIC,
     McpEndpoint,
     Refusal,

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from operator_site.errors import InvalidArguments
+from operator_core.errors import InvalidArguments
 from organizations.extraction import SUPPORTED_SUFFIXES, read_document
 from organizations.selectors import organization_by_slug_or_none
 from organizations.services import import_text_source

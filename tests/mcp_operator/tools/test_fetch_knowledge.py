@@ -1,6 +1,6 @@
 import uuid
 
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from organizations.models import Role, SourceKind
 from organizations.services import register_source
 from tests.factories import make_membership, make_organization

@@ -1,6 +1,6 @@
 import uuid
 
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from organizations.models import Role
 from tests.factories import make_membership, make_module
 from tests.mcp_operator.base import OperatorEndpointTestCase, make_processed_source

@@ -1,7 +1,7 @@
 from datetime import UTC, datetime
 
 from mcp_operator.tools.payloads import timestamp
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from organizations.models import ModuleStatus, Role
 from tests.factories import make_membership, make_module, make_organization
 from tests.mcp_operator.base import (

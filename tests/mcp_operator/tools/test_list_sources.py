@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from operator_site.errors import ErrorCode
+from operator_core.errors import ErrorCode
 from organizations.models import Role, SourceKind
 from organizations.services import register_source
 from tests.factories import make_membership, make_module, make_organization

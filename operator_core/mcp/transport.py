@@ -59,8 +59,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.http import http_date
 from django.views.decorators.csrf import csrf_exempt
 
-from operator_site.conf import ProtocolRevision, operator_settings
-from operator_site.errors import OperatorError, as_jsonrpc_error
+from operator_core.conf import ProtocolRevision, operator_settings
+from operator_core.errors import OperatorError, as_jsonrpc_error
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class UnknownResource(Exception):
 
 
 class ToolSet(Protocol):
-    """Implemented by `operator_site.mcp_tools.ToolRegistry`."""
+    """Implemented by `operator_core.mcp.tools.ToolRegistry`."""
 
     def list_tools(self, principal: object) -> list[dict]: ...
 

@@ -62,8 +62,8 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from operator_site.errors import InvalidArguments, OperatorError, as_tool_result
-from operator_site.mcp_transport import UnknownTool
+from operator_core.errors import InvalidArguments, OperatorError, as_tool_result
+from operator_core.mcp.transport import UnknownTool
 
 if TYPE_CHECKING:
     from organizations.models import Organization

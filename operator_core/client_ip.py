@@ -7,7 +7,7 @@ with 0, the header is ignored entirely, since anyone can send it.
 
 from django.http import HttpRequest
 
-from operator_site.conf import operator_settings
+from operator_core.conf import operator_settings
 
 
 def client_ip(request: HttpRequest) -> str:

@@ -6,15 +6,15 @@ from typing import Any
 
 from django.test import SimpleTestCase
 
-from operator_site.errors import ErrorCode, Forbidden, NotFound
-from operator_site.mcp_tools import (
+from operator_core.errors import ErrorCode, Forbidden, NotFound
+from operator_core.mcp.tools import (
     READ_ONLY_ANNOTATIONS,
     Tool,
     ToolCall,
     ToolRegistry,
     open_admission,
 )
-from operator_site.mcp_transport import UnknownTool
+from operator_core.mcp.transport import UnknownTool
 
 INPUT = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -151,7 +151,7 @@ class CallToolTests(SimpleTestCase):
         )
 
     def test_an_unexpected_exception_is_logged_and_answered_internal_error_without_detail(self) -> None:
-        with self.assertLogs("operator_site.mcp_tools", level="ERROR") as logs:
+        with self.assertLogs("operator_core.mcp.tools", level="ERROR") as logs:
             result = REGISTRY.call_tool(None, "broken", {"word": "hi"})
 
         self.assertEqual(result["structuredContent"]["error"]["code"], ErrorCode.INTERNAL_ERROR)

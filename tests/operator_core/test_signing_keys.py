@@ -6,7 +6,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.test import SimpleTestCase
 
-from operator_site.signing_keys import load_or_create_private_key
+from operator_core.signing_keys import load_or_create_private_key
 
 
 class SigningKeyTests(SimpleTestCase):

@@ -3,15 +3,15 @@
 Shared by every per-IP or per-key limit outside the tool calls: sign-in, the
 headless endpoints and the docs endpoint. Counts live in Django's cache: Redis
 when `REDIS_URL` is set, so every worker shares them; the embedded default is
-one process. The client address comes from `operator_site.client_ip`
+one process. The client address comes from `operator_core.client_ip`
 (REMOTE_ADDR unless trusted proxies are configured).
 """
 
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
-from operator_site.client_ip import client_ip
-from operator_site.errors import RateLimited
+from operator_core.client_ip import client_ip
+from operator_core.errors import RateLimited
 
 
 def seconds_until_allowed(request: HttpRequest, *, group: str, key: str, rate: str) -> int:

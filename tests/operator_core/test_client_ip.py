@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.test import RequestFactory, SimpleTestCase, override_settings
 
-from operator_site.client_ip import client_ip
+from operator_core.client_ip import client_ip
 
 
 def _operator(**changes: object) -> dict[str, object]:
