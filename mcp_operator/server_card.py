@@ -18,7 +18,8 @@ from django.conf import settings
 
 from mcp_operator.tools import TOOLS
 from operator_core.conf import operator_settings
-from operator_core.mcp.transport import UnknownResource, served_revisions, served_versions
+from operator_core.mcp.revisions import served_revisions, served_versions
+from operator_core.mcp.transport import UnknownResource
 
 SERVER_NAME = "service-operator"
 SERVER_TITLE = "Service Operator"

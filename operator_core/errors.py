@@ -1,8 +1,11 @@
-"""The one error hierarchy of the service and its renderers (code style §3).
+"""The one error hierarchy of the service (docs/development/architecture.md, "Errors").
 
-Services and selectors raise `OperatorError` subclasses; the edges (the MCP
-transport and agent_auth) render them with the functions below. OAuth errors are
-not here: oauthlib renders those through DOT.
+Services and selectors raise `OperatorError` subclasses. Each error carries
+what every renderer needs: a code, an HTTP status, structured data and its own
+response headers (`Retry-After`). The renderers are `as_json_response` below
+(agent_auth), `operator_core.mcp.results` (tool results) and
+`operator_core.mcp.jsonrpc` (JSON-RPC errors). OAuth errors are not here:
+oauthlib renders those through django-oauth-toolkit.
 """
 
 from enum import StrEnum
@@ -31,6 +34,11 @@ class OperatorError(Exception):
         super().__init__(message)
         self.message = message
         self.data = data
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Response headers that belong to this error, whichever renderer answers it."""
+        return {}
 
 
 class NotFound(OperatorError):
@@ -64,6 +72,10 @@ class RateLimited(OperatorError):
         super().__init__(message, retryAfterSeconds=retry_after_seconds, **data)
         self.retry_after_seconds = retry_after_seconds
 
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_seconds)}
+
 
 class ConcurrencyLimited(RateLimited):
     code = ErrorCode.CONCURRENCY_LIMITED
@@ -79,51 +91,5 @@ def error_payload(error: OperatorError) -> dict[str, Any]:
 
 
 def as_json_response(error: OperatorError) -> JsonResponse:
-    """Render for plain JSON APIs (agent_auth): `{"error": {...}}` plus Retry-After."""
-    response = JsonResponse({"error": error_payload(error)}, status=error.http_status)
-    if isinstance(error, RateLimited):
-        response["Retry-After"] = str(error.retry_after_seconds)
-    return response
-
-
-def as_tool_result(error: OperatorError, *, knowledge: bool) -> dict[str, Any]:
-    """Render as a CallToolResult body (product decisions §3, "Tool errors").
-
-    Knowledge tools: no `isError`; `structuredContent: {success: false, error}` and
-    the same JSON as text, so one outputSchema admits both shapes. Every other
-    tool: `isError: true`, a readable text item and `structuredContent: {error}`.
-    """
-    import json  # only this renderer needs it
-
-    payload = error_payload(error)
-    if knowledge:
-        structured: dict[str, Any] = {"success": False, "error": payload}
-        text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-        return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
-    return {
-        "content": [{"type": "text", "text": f"{error.message} ({payload['code']})"}],
-        "structuredContent": {"error": payload},
-        "isError": True,
-    }
-
-
-# JSON-RPC codes an OperatorError maps to when it reaches the transport's edge
-# outside a tool call (a tool's own failures are results, never JSON-RPC errors).
-_JSONRPC_INVALID_PARAMS = -32602
-_JSONRPC_INTERNAL_ERROR = -32603
-_INVALID_PARAMS_CODES = {
-    ErrorCode.INVALID_ARGUMENTS,
-    ErrorCode.NOT_FOUND,
-    ErrorCode.INVALID_ORGANIZATION_SELECTOR,
-    ErrorCode.ORGANIZATION_SCOPE_MISMATCH,
-}
-
-
-def as_jsonrpc_error(error: OperatorError) -> dict[str, Any]:
-    """Render as a JSON-RPC error object: `{code, message, data: {code, message, ...}}`.
-
-    Bad input (arguments, ids, selectors) is -32602; anything else -32603. The
-    structured error rides in `data` so clients still see our error code.
-    """
-    code = _JSONRPC_INVALID_PARAMS if error.code in _INVALID_PARAMS_CODES else _JSONRPC_INTERNAL_ERROR
-    return {"code": code, "message": error.message, "data": error_payload(error)}
+    """Render for plain JSON APIs (agent_auth): `{"error": {...}}` with the error's own headers."""
+    return JsonResponse({"error": error_payload(error)}, status=error.http_status, headers=error.headers)

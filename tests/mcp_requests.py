@@ -10,7 +10,7 @@ from typing import Any
 
 from django.test import Client
 
-from operator_core.mcp.transport import META_PROTOCOL_VERSION
+from operator_core.mcp.envelope import META_PROTOCOL_VERSION
 
 PROTOCOL_VERSION = "2026-07-28"
 OPERATOR_PATH = "/api/mcp/operator"

@@ -4,69 +4,31 @@ The registry owns what every tool shares: the `tools/list` entries (built once,
 same list and order every time), argument validation against each tool's input
 schema (JSON Schema 2020-12, compiled once), the admission hook (role re-check,
 organization selectors, limits on the operator endpoint), and the two result
-shapes of product decisions §3. It renders `OperatorError`s through
-`errors.as_tool_result` and is the one edge where any other exception of a tool
-is caught: logged, answered as `internal_error` with no detail.
-
-INTERFACE (fixed):
-
-    READ_ONLY_ANNOTATIONS = {"readOnlyHint": True, "idempotentHint": True,
-                             "destructiveHint": False, "openWorldHint": False}
-
-    @dataclass(frozen=True)
-    class ToolCall:
-        principal: object                 # from the endpoint's authenticator (None on docs)
-        organization: Organization | None # resolved by the admission hook (operator only)
-        arguments: dict                   # validated against the tool's input schema
-
-    @dataclass(frozen=True)
-    class Tool:
-        name: str
-        title: str
-        description: str
-        input_schema: dict                # JSON Schema 2020-12, additionalProperties: false
-        output_schema: dict
-        handler: Callable[[ToolCall], dict]   # returns structuredContent; raises OperatorError
-        knowledge: bool = False           # failures as {success: false, error} instead of isError
-        annotations: dict = READ_ONLY_ANNOTATIONS
-
-    Admission = Callable[[object, Tool, dict], ContextManager[ToolCall]]
-        # runs before the handler, e.g. role re-check, organization selectors and
-        # rate/concurrency limits on the operator endpoint; raises OperatorError to refuse
-
-    class ToolRegistry:                   # satisfies mcp_transport.ToolSet
-        def __init__(self, tools: list[Tool], *, admission: Admission) -> None
-        def list_tools(self, principal) -> list[dict]     # same list, same order, every time
-        def call_tool(self, principal, name, arguments) -> dict
-            # unknown name -> raise mcp_transport.UnknownTool
-            # arguments invalid against input_schema -> InvalidArguments(field=...) as a tool error
-            # success -> {"content": [{"type": "text", "text": <json>}], "structuredContent": ...}
-            # OperatorError -> errors.as_tool_result(error, knowledge=tool.knowledge)
-            # any other exception -> logged with logger.exception, internal_error tool result
+shapes of `operator_core.mcp.results`. It is the one edge where an exception of
+a tool other than an `OperatorError` is caught: logged, answered as
+`internal_error` with no detail.
 
 Order of one call: the admission hook first (so that `forbidden` beats every
 other answer, docs/tools.md "Order of checks"), then argument validation against
 the input schema (top-level `default`s filled in), then the handler.
 `open_admission` is the admission of an endpoint without principals (docs).
+docs/development/adding-a-tool.md walks through adding one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from operator_core.errors import InvalidArguments, OperatorError, as_tool_result
+from operator_core.errors import InvalidArguments, OperatorError
+from operator_core.mcp.results import failure_result, success_result
 from operator_core.mcp.transport import UnknownTool
-
-if TYPE_CHECKING:
-    from organizations.models import Organization
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +52,19 @@ def object_schema(properties: dict[str, Any], *, required: list[str] | None = No
     return schema
 
 
+# What an endpoint's admission resolved the call to: an organization on the operator endpoint.
+ScopeT = TypeVar("ScopeT")
+
+
 @dataclass(frozen=True)
-class ToolCall:
+class ToolCall(Generic[ScopeT]):
+    """One admitted call: who calls, in which organization (None on the docs endpoint), with what.
+
+    `arguments` are validated against the tool's input schema before the handler sees them.
+    """
+
     principal: object
-    organization: Organization | None
+    organization: ScopeT
     arguments: dict[str, Any]
 
 
@@ -130,16 +101,6 @@ def open_admission(principal: object, tool: Tool, arguments: dict[str, Any]) -> 
     yield ToolCall(principal=principal, organization=None, arguments=arguments)
 
 
-def to_json_text(value: Any) -> str:
-    """Compact, deterministic JSON for a `text` content item (keys keep their order)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def success_result(structured: dict[str, Any]) -> dict[str, Any]:
-    """A successful CallToolResult body: structuredContent plus the same JSON as text."""
-    return {"content": [{"type": "text", "text": to_json_text(structured)}], "structuredContent": structured}
-
-
 class ToolRegistry:
     """The tools of one endpoint, listed and called in a fixed order (satisfies `mcp_transport.ToolSet`)."""
 
@@ -172,7 +133,7 @@ class ToolRegistry:
 
         `arguments` is an object: the transport answers any other `params.arguments`
         with JSON-RPC -32602 before a tool is looked up. Every failure past the name
-        lookup is a tool result, never an exception (contract §1 guarantee 4).
+        lookup is a tool result, never an exception (docs/tools.md "Errors").
         """
         tool = self._tools.get(name)
         if tool is None:
@@ -182,11 +143,11 @@ class ToolRegistry:
                 admitted = replace(call, arguments=self._validated(tool, call.arguments))
                 structured = tool.handler(admitted)
         except OperatorError as error:
-            return as_tool_result(error, knowledge=tool.knowledge)
+            return failure_result(error, knowledge=tool.knowledge)
         except Exception:
             # The one edge of a tool call: no trace, SQL or detail reaches the client.
             logger.exception("tool %s failed", tool.name)
-            return as_tool_result(OperatorError("The tool failed unexpectedly."), knowledge=tool.knowledge)
+            return failure_result(OperatorError("The tool failed unexpectedly."), knowledge=tool.knowledge)
         return success_result(structured)
 
     def _validated(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:

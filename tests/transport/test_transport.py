@@ -9,7 +9,7 @@ import json
 from django.conf import settings
 from django.test import SimpleTestCase, override_settings
 
-from operator_core.mcp.transport import META_SERVER_INFO
+from operator_core.mcp.envelope import META_SERVER_INFO
 from tests.mcp_requests import CLIENT_META, PROTOCOL_VERSION, envelope, post_mcp
 from tests.support import validate_against_mcp_schema
 from tests.transport.urls import FAKE_PRINCIPAL, FAKE_TOKEN, PRIVATE_PATH, PUBLIC_PATH, RESOURCE_URI

@@ -1,0 +1,114 @@
+"""JSON-RPC 2.0 as both MCP endpoints speak it: the codes, their HTTP statuses, one body builder.
+
+Every JSON-RPC error the service sends is a `JsonRpcError` rendered by
+`error_response`; nothing else builds an error body. Its HTTP status comes from
+`HTTP_STATUS` (the one table, for envelope checks and handler errors alike)
+unless the failure is about HTTP itself (405, 413, 415), which names its own
+status. docs/transport.md lists every code a client can meet.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import HttpResponse
+
+from operator_core.errors import ErrorCode, OperatorError, error_payload
+
+JSONRPC_VERSION = "2.0"
+JSON_CONTENT_TYPE = "application/json"
+
+JSONRPC_PARSE_ERROR = -32700
+JSONRPC_INVALID_REQUEST = -32600
+JSONRPC_METHOD_NOT_FOUND = -32601
+JSONRPC_INVALID_PARAMS = -32602
+JSONRPC_INTERNAL_ERROR = -32603
+# JSON-RPC's "server error" range: the request was fine, the server declines it for now.
+JSONRPC_RATE_LIMITED = -32000
+# MCP 2026-07-28, "Transports": routing headers that disagree with the body.
+JSONRPC_HEADER_MISMATCH = -32020
+# MCP 2026-07-28, "Versioning": a revision this server does not serve.
+JSONRPC_UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+# The HTTP status of each JSON-RPC error code. -32603 stays 200: the exchange
+# itself succeeded and a client should read the body (docs/transport.md).
+HTTP_STATUS: dict[int, int] = {
+    JSONRPC_PARSE_ERROR: 400,
+    JSONRPC_INVALID_REQUEST: 400,
+    JSONRPC_METHOD_NOT_FOUND: 404,
+    JSONRPC_INVALID_PARAMS: 400,
+    JSONRPC_INTERNAL_ERROR: 200,
+    JSONRPC_RATE_LIMITED: 429,
+    JSONRPC_HEADER_MISMATCH: 400,
+    JSONRPC_UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+
+# The JSON-RPC code of an `OperatorError` that reaches the edge outside a tool
+# call (a tool's own failures are results, never JSON-RPC errors). Bad input is
+# -32602, a refused rate -32000, anything else -32603.
+_CODE_OF_ERROR: dict[str, int] = {
+    ErrorCode.INVALID_ARGUMENTS: JSONRPC_INVALID_PARAMS,
+    ErrorCode.NOT_FOUND: JSONRPC_INVALID_PARAMS,
+    ErrorCode.INVALID_ORGANIZATION_SELECTOR: JSONRPC_INVALID_PARAMS,
+    ErrorCode.ORGANIZATION_SCOPE_MISMATCH: JSONRPC_INVALID_PARAMS,
+    ErrorCode.RATE_LIMITED: JSONRPC_RATE_LIMITED,
+}
+
+
+@dataclass
+class JsonRpcError(Exception):
+    """One JSON-RPC error answer: code, message, optional data, and its own HTTP details.
+
+    `request_id` is filled in by the transport once the body's id is known;
+    `http_status` is set only for failures of HTTP itself (405, 413, 415).
+    """
+
+    code: int
+    message: str
+    data: Any = None
+    request_id: Any = None
+    http_status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    @classmethod
+    def from_operator_error(cls, error: OperatorError) -> JsonRpcError:
+        """The JSON-RPC form of a service error: our structured error rides in `data`."""
+        return cls(
+            _CODE_OF_ERROR.get(error.code, JSONRPC_INTERNAL_ERROR),
+            error.message,
+            data=error_payload(error),
+            headers=error.headers,
+        )
+
+    @property
+    def status(self) -> int:
+        return self.http_status or HTTP_STATUS[self.code]
+
+
+def json_response(payload: dict[str, Any], *, status: int) -> HttpResponse:
+    """A JSON body as the MCP endpoints send it (UTF-8, not ASCII-escaped)."""
+    return HttpResponse(json.dumps(payload, ensure_ascii=False), status=status, content_type=JSON_CONTENT_TYPE)
+
+
+def result_response(result: dict[str, Any], *, request_id: Any) -> HttpResponse:
+    """A successful JSON-RPC response."""
+    return json_response({"jsonrpc": JSONRPC_VERSION, "id": request_id, "result": result}, status=200)
+
+
+def error_response(error: JsonRpcError) -> HttpResponse:
+    """The one builder of a JSON-RPC error body; `id` is left out when there is none to echo."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    payload: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "error": body}
+    if error.request_id is not None:
+        payload["id"] = error.request_id
+    response = json_response(payload, status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
