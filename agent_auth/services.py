@@ -12,7 +12,6 @@ import smtplib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
 from django.db import transaction
@@ -34,13 +33,14 @@ from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash
 from oauth.tokens import issue_access_token
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, OperatorError
+from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.models import Organization
 from organizations.selectors import eligible_organizations
 
 logger = logging.getLogger(__name__)
 
 HEADLESS_CLIENT_ID = "headless-agent"
-HEADLESS_SCOPES = (settings.SCOPE_OPERATOR_READ, settings.SCOPE_OPERATOR_WRITE)
+HEADLESS_SCOPES = (SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE)
 EMAIL_SUBJECT = "Your Service Operator code"
 _CODE_HMAC_SALT = "agent_auth.claim_code"
 

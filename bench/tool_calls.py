@@ -37,6 +37,7 @@ from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 from oauth.tokens import issue_access_token  # noqa: E402
+from operator_core.scopes import SCOPE_OPERATOR_READ  # noqa: E402
 from organizations.models import Role, SourceKind  # noqa: E402
 from organizations.services import add_membership, create_module, create_organization, create_source  # noqa: E402
 
@@ -92,7 +93,7 @@ def seed(*, modules: int, sources: int) -> dict[str, object]:
         user_id=user.pk,
         organization_id=str(organization.pk),
         client_id="bench",
-        scopes=[settings.SCOPE_OPERATOR_READ],
+        scopes=[SCOPE_OPERATOR_READ],
         expires_in=3600,
     )
     return {"token": token, "module_id": str(first_module.id), "source_id": str(made_sources[0].id)}

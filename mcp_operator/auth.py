@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest, JsonResponse
@@ -26,11 +25,12 @@ from oauth2_provider.www_authenticate import build_bearer_challenge
 from oauth.tokens import InvalidAccessToken, verify_access_token
 from operator_core.conf import operator_settings
 from operator_core.mcp.transport import Refusal
+from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 
 BEARER_SCHEME = "bearer"
 TOKEN_PARAMETER = "access_token"
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
-OPERATOR_SCOPES = frozenset({settings.SCOPE_OPERATOR_READ, settings.SCOPE_OPERATOR_WRITE})
+OPERATOR_SCOPES = frozenset({SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE})
 
 ERROR_INVALID_REQUEST = "invalid_request"
 ERROR_INVALID_TOKEN = "invalid_token"
@@ -97,7 +97,7 @@ def _challenge(error: str | None) -> str:
     attributes: OrderedDict[str, str] = OrderedDict()
     if error is not None:
         attributes["error"] = error
-    attributes["scope"] = settings.SCOPE_OPERATOR_READ
+    attributes["scope"] = SCOPE_OPERATOR_READ
     return build_bearer_challenge(
         None, oauth2_error=attributes, resource_metadata_url=operator_settings().resource_metadata_url
     )
@@ -117,5 +117,5 @@ def _unauthorized(error: str | None, description: str) -> Refusal:
 
 
 def _forbidden_scope() -> Refusal:
-    description = f"The access token needs the {settings.SCOPE_OPERATOR_READ} scope"
+    description = f"The access token needs the {SCOPE_OPERATOR_READ} scope"
     return Refusal(_oauth_error_response(403, ERROR_INSUFFICIENT_SCOPE, ERROR_INSUFFICIENT_SCOPE, description))

@@ -14,12 +14,11 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.conf import settings
-
 from mcp_operator.tools import TOOLS
 from operator_core.conf import operator_settings
 from operator_core.mcp.revisions import served_revisions, served_versions
 from operator_core.mcp.transport import UnknownResource
+from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 
 SERVER_NAME = "service-operator"
 SERVER_TITLE = "Service Operator"
@@ -83,8 +82,8 @@ def server_card() -> dict[str, Any]:
             "required": True,
             "resourceMetadataUrl": conf.resource_metadata_url,
             "authorizationServers": [conf.issuer],
-            "scopes": [settings.SCOPE_OPERATOR_READ, settings.SCOPE_OPERATOR_WRITE],
-            "recommendedScopes": [settings.SCOPE_OPERATOR_READ],
+            "scopes": [SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE],
+            "recommendedScopes": [SCOPE_OPERATOR_READ],
         },
         "tools": [{"name": tool.name, "title": tool.title, "description": tool.description} for tool in TOOLS],
         "instructions": INSTRUCTIONS,

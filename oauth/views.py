@@ -8,7 +8,6 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.conf import settings
 from django.contrib.auth import authenticate, login
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -41,6 +40,7 @@ from oauth.services import ClientMetadataError, count_sign_in_attempt, register_
 from oauth.validators import require_operator_resource
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RateLimited
+from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 
 
 def _with_issuer(uri: str) -> str:
@@ -295,7 +295,7 @@ class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):
     """RFC 9728 metadata of the operator endpoint: only the two operator scopes are advertised."""
 
     def get_scopes_supported(self) -> list[str]:
-        return [settings.SCOPE_OPERATOR_READ, settings.SCOPE_OPERATOR_WRITE]
+        return [SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE]
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return _json(json.loads(super().get(request, *args, **kwargs).content))

@@ -47,10 +47,6 @@ class OperatorSettings:
     def resource_metadata_url(self) -> str:
         return f"{self.base_url}/.well-known/oauth-protected-resource/api/mcp/operator"
 
-    @property
-    def supported_versions(self) -> list[str]:
-        return [revision.version for revision in self.protocol_revisions]
-
 
 def _revision(raw: dict[str, object]) -> ProtocolRevision:
     def moment(value: object) -> datetime | None:

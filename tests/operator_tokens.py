@@ -1,8 +1,7 @@
 """Access tokens for operator-endpoint tests, minted by the real signing code."""
 
-from django.conf import settings
-
 from oauth.tokens import issue_access_token
+from operator_core.scopes import SCOPE_OPERATOR_READ
 from organizations.models import Membership
 
 TEST_CLIENT_ID = "test-client"
@@ -11,7 +10,7 @@ TEST_CLIENT_ID = "test-client"
 def token_for(
     membership: Membership,
     *,
-    scopes: tuple[str, ...] = (settings.SCOPE_OPERATOR_READ,),
+    scopes: tuple[str, ...] = (SCOPE_OPERATOR_READ,),
     expires_in: int = 3600,
 ) -> str:
     """A token bound to the membership's person and organization, as the token endpoint mints it."""

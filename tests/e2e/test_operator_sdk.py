@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from examples.operator_client import MemoryTokenStorage
 from oauth.tokens import issue_access_token
+from operator_core.scopes import SCOPE_OPERATOR_READ
 from organizations.models import Role, SourceKind
 from organizations.services import create_source
 from tests.e2e.browser_flow import post_forms_until_redirect
@@ -164,7 +165,7 @@ class OperatorSdkTests(LiveServerTestCase):
             user_id=self.membership.user.pk,
             organization_id=str(self.organization.id),
             client_id="sdk-legacy-test",
-            scopes=[settings.SCOPE_OPERATOR_READ],
+            scopes=[SCOPE_OPERATOR_READ],
             expires_in=600,
         )
 
@@ -190,7 +191,7 @@ class OperatorSdkTests(LiveServerTestCase):
             user_id=self.membership.user.pk,
             organization_id=str(self.organization.id),
             client_id="sdk-legacy-test",
-            scopes=[settings.SCOPE_OPERATOR_READ],
+            scopes=[SCOPE_OPERATOR_READ],
             expires_in=600,
         )
         body = {

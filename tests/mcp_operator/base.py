@@ -16,11 +16,11 @@ from datetime import datetime
 from typing import Any
 
 import jsonschema
-from django.conf import settings
 from django.test import TestCase
 
 from mcp_operator.tools import TOOLS
 from oauth.tokens import issue_access_token
+from operator_core.scopes import SCOPE_OPERATOR_READ
 from organizations.models import Membership, Module, Organization, Source, SourceKind
 from organizations.services import create_source
 from tests.support import validate_against_mcp_schema
@@ -78,7 +78,7 @@ def access_token_for(membership: Membership, *, organization_id: str | None = No
         user_id=membership.user_id,
         organization_id=organization_id or str(membership.organization_id),
         client_id="test-client",
-        scopes=[settings.SCOPE_OPERATOR_READ],
+        scopes=[SCOPE_OPERATOR_READ],
         expires_in=3600,
     )
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.test import TestCase, override_settings
 
 from oauth.tokens import ALGORITHM, key_id, verify_access_token
+from operator_core.scopes import SCOPE_OPERATOR_WRITE
 from organizations.models import Role
 from tests.factories import make_membership, make_user
 from tests.mcp_requests import OPERATOR_PATH, envelope, post_mcp
@@ -85,7 +86,7 @@ class AcceptedTokenTests(OperatorAuthTestCase):
         self.assertEqual(response.json()["result"]["serverInfo"]["name"], "service-operator")
 
     def test_write_scope_alone_is_accepted(self) -> None:
-        token = token_for(make_membership(), scopes=(settings.SCOPE_OPERATOR_WRITE,))
+        token = token_for(make_membership(), scopes=(SCOPE_OPERATOR_WRITE,))
 
         response = self.discover(token=token)
 

@@ -10,7 +10,7 @@ from unittest import mock
 from django.core.exceptions import ImproperlyConfigured
 from django.test import SimpleTestCase
 
-from operator_site import env
+from operator_site.settings import env
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 

@@ -1,0 +1,38 @@
+"""Our own settings, the `OPERATOR` dict, read by app code through `operator_core.conf.operator_settings()`.
+
+Lifetimes declared here are also the ones the OAuth settings hand to
+django-oauth-toolkit, so each is declared once.
+"""
+
+from operator_site.settings import env
+from operator_site.settings.origin import BASE_URL, DOCS_DIR, ISSUER, OPERATOR_ENDPOINT_URL
+from operator_site.settings.security import OPERATOR_TRUSTED_PROXIES
+
+ACCESS_TOKEN_LIFETIME_SECONDS = 3600
+REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600
+
+OPERATOR = {
+    "base_url": BASE_URL,
+    "issuer": ISSUER,
+    "operator_endpoint_url": OPERATOR_ENDPOINT_URL,
+    "docs_dir": str(DOCS_DIR),
+    "access_token_lifetime_seconds": ACCESS_TOKEN_LIFETIME_SECONDS,
+    "refresh_token_lifetime_seconds": REFRESH_TOKEN_LIFETIME_SECONDS,
+    "headless_token_lifetime_seconds": 7 * 24 * 3600,
+    "headless_code_lifetime_seconds": 600,
+    "headless_claim_attempts": 5,
+    "idempotency_retention_seconds": 24 * 3600,
+    "headless_registrations_per_hour": env.env_int("OPERATOR_HEADLESS_REGISTRATIONS_PER_HOUR", 60),
+    "headless_completions_per_hour": env.env_int("OPERATOR_HEADLESS_COMPLETIONS_PER_HOUR", 30),
+    "tool_calls_per_minute": env.env_int("OPERATOR_TOOL_CALLS_PER_MINUTE", 120),
+    "tool_concurrency": env.env_int("OPERATOR_TOOL_CONCURRENCY", 4),
+    "docs_calls_per_minute": env.env_int("OPERATOR_DOCS_CALLS_PER_MINUTE", 300),
+    "sign_in_attempts_per_minute": env.env_int("OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE", 10),
+    "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
+    "max_request_bytes": 1024 * 1024,
+    # Served protocol revisions, newest first. A revision announced for removal
+    # gets "deprecated_at" and "sunset_at" (ISO 8601 UTC); docs/versioning.md.
+    "protocol_revisions": [{"version": "2026-07-28", "deprecated_at": None, "sunset_at": None}],
+    "deprecation_policy_url": f"{BASE_URL}/docs/versioning",
+    "server_version": "1.0.0",
+}

@@ -1,0 +1,39 @@
+"""The database and the cache: SQLite and local memory by default, PostgreSQL and Redis in production."""
+
+import os
+
+import dj_database_url
+
+from operator_site.settings import env
+from operator_site.settings.origin import VAR_DIR
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env.env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'operator.sqlite3'}"),
+        conn_max_age=env.env_int("DATABASE_CONN_MAX_AGE", 60),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # WAL lets reads proceed while a write is in flight; IMMEDIATE takes the write
+    # lock when a transaction begins, so concurrent writers wait out the busy
+    # timeout instead of failing at once with "database is locked" on upgrade.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL;",
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Tests get a file database like production's, not Django's shared-cache
+    # in-memory one, which answers "table is locked" at once instead of waiting
+    # out the busy timeout when real threads or live servers write together.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+
+REDIS_URL = env.env_str("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    # The embedded default serves one process, so a per-process cache is exact there.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+RATELIMIT_VIEW = None
