@@ -24,6 +24,7 @@ run: install
 lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 format: install
 	$(BIN)/ruff format .
