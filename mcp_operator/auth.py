@@ -1,4 +1,4 @@
-"""Bearer authentication of the operator endpoint (contract §5, product decisions §5).
+"""Bearer authentication of the operator endpoint (docs/authentication.md "Access token"; RFC 6750).
 
 `authenticate_operator_request` is the transport's authenticator for
 `/api/mcp/operator`. It owns the `WWW-Authenticate` challenge: every refusal is
@@ -51,7 +51,7 @@ def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
     """Return the caller of an operator-endpoint request or raise `Refusal`.
 
     401, with `error="invalid_token"` in the challenge whenever a token was sent
-    (product decisions §5) and no `error` when none was: no token, a session
+    (RFC 6750 §3.1) and no `error` when none was: no token, a session
     cookie only, a non-Bearer scheme such as DPoP, a token in the query string or
     form body, a malformed header, a token that fails verification (bad
     signature, `typ`, issuer, audience of another origin, expired, `cnf`-bound)
@@ -63,12 +63,12 @@ def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
         raise _unauthorized(ERROR_INVALID_TOKEN, "Send the access token in the Authorization header only")
     authorization = request.headers.get("Authorization", "")
     if not authorization:
-        # A session cookie is no credential here (contract §5.1): same answer as nothing.
+        # A session cookie is no credential here (docs/authentication.md): same answer as nothing.
         raise _unauthorized(None, "A bearer access token is required")
     scheme, _, token = authorization.partition(" ")
     token = token.strip()
     if scheme.lower() != BEARER_SCHEME:
-        # DPoP and every other scheme: sender-constrained tokens are not accepted (contract §5.1).
+        # DPoP and every other scheme: sender-constrained tokens are not accepted (docs/authentication.md).
         raise _unauthorized(ERROR_INVALID_TOKEN, "Only the Bearer authorization scheme is accepted")
     if not token or " " in token:
         raise _unauthorized(ERROR_INVALID_TOKEN, "Malformed Authorization header")

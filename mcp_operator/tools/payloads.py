@@ -1,6 +1,6 @@
 """Shapes shared by the five operator tools: selectors, organization, timestamps, errors.
 
-camelCase lives here and in the tool modules only (code style §2).
+camelCase lives here and in the tool modules only (docs/development/architecture.md).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
-# Contract §2: every tool accepts both; docs/tools.md "Selecting the organization".
+# Every tool accepts both: docs/tools.md "Selecting the organization".
 SELECTOR_PROPERTIES: dict[str, Any] = {
     "organizationSlug": {
         "type": "string",
@@ -59,7 +59,7 @@ ERROR: dict[str, Any] = {
 }
 
 
-# The paging contract shared by the listing tools (product decisions §3).
+# The paging contract shared by the listing tools (docs/tools.md "Pagination").
 LISTING_DEFAULT_LIMIT = 25
 LISTING_MAX_LIMIT = 100
 LISTING_QUERY_MAX_CHARACTERS = 200
