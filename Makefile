@@ -17,6 +17,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	touch $@
 
 run: install
+	$(BIN)/python manage.py create_local_secrets
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
@@ -31,4 +32,5 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test: lint
+	$(BIN)/python manage.py create_local_secrets
 	OPERATOR_BASE_URL=http://testserver $(BIN)/python manage.py test tests --noinput $(TEST_ARGS)

@@ -7,9 +7,14 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "operator_site.settings")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as error:
+        # A configuration mistake is the operator's to fix: its lines, not a traceback.
+        sys.exit(f"Service Operator cannot start in {error}" if "production mode" in str(error) else str(error))
 
 
 if __name__ == "__main__":

@@ -4,16 +4,13 @@ Contract §5.3: only organization admins and members may connect; the chooser
 lists only organizations where the person holds one of those roles.
 """
 
-import functools
 import json
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from oauth2_provider.utils import jwk_from_pem
 
 from operator_core.errors import Forbidden
-from operator_core.signing_keys import load_or_create_private_key
 from organizations.models import Organization
 from organizations.selectors import eligible_organizations, holds_operator_role
 
@@ -41,17 +38,12 @@ def require_eligible_organization(user: AbstractBaseUser, *, organization_id: st
     raise Forbidden("That organization is not available to you.")
 
 
-@functools.cache
-def _lti_pem(path: str) -> str:
-    return load_or_create_private_key(Path(path))
-
-
 def lti_key_set() -> dict[str, list[dict[str, str]]]:
-    """The public JWK set of the LTI integration, from OPERATOR_LTI_KEY_PATH (generated once if absent).
+    """The public JWK set of the LTI integration, from the `OPERATOR_LTI_KEY` setting.
 
     A different key from the OAuth issuer's: a tool consumer's key set must never
     verify our access tokens, nor the other way round (contract §4.3).
     """
-    key = jwk_from_pem(_lti_pem(str(settings.OPERATOR_LTI_KEY_PATH)))
+    key = jwk_from_pem(settings.OPERATOR_LTI_PRIVATE_KEY)
     public = json.loads(key.export_public())
     return {"keys": [{"alg": "RS256", "use": "sig", "kid": key.thumbprint(), **public}]}

@@ -39,6 +39,7 @@ class OperatorSettings:
     sign_in_attempts_per_minute: int
     trusted_proxies: int
     max_request_bytes: int
+    token_leeway_seconds: int
     protocol_revisions: tuple[ProtocolRevision, ...]
     deprecation_policy_url: str
     server_version: str

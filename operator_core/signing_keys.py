@@ -1,37 +1,62 @@
-"""Load RSA signing keys from disk, creating each once when absent.
+"""Create the service's secrets: RSA signing keys and Django's secret key.
 
-Imported by settings, so it must not import Django. A new key is written to a
-temporary file and hard-linked into place, which fails if the name exists: several
-gunicorn workers starting together therefore agree on one complete key.
+Only management commands call this (`create_local_secrets` for development,
+`generate_signing_key` for a deployment); settings merely read what exists.
+A new file is written to a temporary name with owner-only permissions and
+hard-linked into place, which fails if the name exists: several processes
+creating the same file together agree on one complete secret.
 """
 
 import contextlib
 import os
+import secrets
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+RSA_KEY_BITS = 2048
 
-def load_or_create_private_key(path: Path) -> str:
-    """Return the PEM text at `path`, generating a 2048-bit RSA key there first if needed."""
-    if path.exists():
-        return path.read_text()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
+
+def generate_private_key_pem() -> str:
+    """A new 2048-bit RSA private key as PKCS#8 PEM text."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_BITS)
+    return key.private_bytes(
         encoding=serialization.Encoding.PEM,
         format=serialization.PrivateFormat.PKCS8,
         encryption_algorithm=serialization.NoEncryption(),
-    )
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".key-")
+    ).decode("ascii")
+
+
+def generate_secret_key() -> str:
+    """A new random value for Django's SECRET_KEY (about 400 bits)."""
+    return secrets.token_urlsafe(50)
+
+
+def load_or_create_private_key(path: Path) -> str:
+    """Return the PEM text at `path`, generating an RSA key there first if needed."""
+    _create_once(path, generate_private_key_pem)
+    return path.read_text()
+
+
+def load_or_create_secret_key(path: Path) -> str:
+    """Return the secret key at `path`, generating one there first if needed."""
+    _create_once(path, generate_secret_key)
+    return path.read_text().strip()
+
+
+def _create_once(path: Path, generate: Callable[[], str]) -> None:
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # mode 0600
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(pem)
-        # If another process won the race, its key is the one.
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(generate())
+        # If another process won the race, its secret is the one.
         with contextlib.suppress(FileExistsError):
             os.link(temporary, path)
     finally:
         os.unlink(temporary)
-    return path.read_text()

@@ -5,7 +5,11 @@ readers of `env.py`, which name the variable at fault. Defaults make `make run`
 work with no environment at all; docs/configuration.md lists every variable.
 App code reads our own values through `operator_core.conf.operator_settings()`.
 Each module declares its own values once and imports what it derives from.
+With `OPERATOR_ENV=production`, importing settings refuses every rule of
+`production.py` that is broken, one line each.
 """
+
+from django.core.exceptions import ImproperlyConfigured
 
 from operator_site.settings.core import *  # noqa: F403
 from operator_site.settings.email import *  # noqa: F403
@@ -13,6 +17,20 @@ from operator_site.settings.keys import *  # noqa: F403
 from operator_site.settings.logs import *  # noqa: F403
 from operator_site.settings.oauth import *  # noqa: F403
 from operator_site.settings.origin import *  # noqa: F403
+from operator_site.settings.production import production_problems
 from operator_site.settings.security import *  # noqa: F403
 from operator_site.settings.service import *  # noqa: F403
 from operator_site.settings.storage import *  # noqa: F403
+
+if PRODUCTION:  # noqa: F405
+    _problems = production_problems(
+        secrets=OPERATOR_SECRETS,  # noqa: F405
+        base_url=BASE_URL,  # noqa: F405
+        database_engine=DATABASES["default"]["ENGINE"],  # noqa: F405
+        redis_url=REDIS_URL,  # noqa: F405
+    )
+    if _problems:
+        raise ImproperlyConfigured(
+            "production mode (OPERATOR_ENV=production) refuses these settings:\n"
+            + "\n".join(problem.line() for problem in _problems)
+        )

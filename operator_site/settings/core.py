@@ -3,6 +3,9 @@
 from operator_site.settings import env
 from operator_site.settings.origin import BASE_DIR, BASE_URL_HOSTNAME
 
+# One switch for production mode: start-up refuses unsafe or missing settings (docs/deploy.md).
+OPERATOR_ENV = env.env_choice("OPERATOR_ENV", "development", ("development", "production"))
+PRODUCTION = OPERATOR_ENV == "production"
 DEBUG = env.env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env.env_list("DJANGO_ALLOWED_HOSTS", [BASE_URL_HOSTNAME, "localhost", "127.0.0.1"])
 

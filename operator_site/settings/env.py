@@ -1,9 +1,11 @@
-"""Typed readers of environment variables, used by settings.py only.
+"""Typed readers of environment variables, used by the settings package only.
 
 Each raises ImproperlyConfigured naming the variable when its value is malformed.
 """
 
 import os
+from dataclasses import dataclass
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -42,3 +44,47 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default).strip().lower() or default
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Secret:
+    """One secret and where it came from.
+
+    `origin` is "environment" (the value itself in `name`), "file" (a file named
+    by `path_name`), "development" (the development file under var/ that
+    `manage.py create_local_secrets` writes), "missing file" (`path_name` names
+    no file) or "missing". `path` is where the secret lives or would be
+    created; None when it was given inline.
+    """
+
+    name: str
+    path_name: str
+    value: str
+    origin: str
+    path: Path | None
+
+    @property
+    def is_explicit(self) -> bool:
+        return self.origin in ("environment", "file")
+
+
+def env_secret(name: str, *, path_name: str, development_path: Path) -> Secret:
+    """Read a secret given as its value in `name` or as a file path in `path_name`; never write one.
+
+    Without either, the development file is read if it exists.
+    """
+    inline = os.environ.get(name, "").strip()
+    if inline:
+        return Secret(name, path_name, inline, "environment", None)
+    explicit_path = os.environ.get(path_name, "").strip()
+    path = Path(explicit_path) if explicit_path else development_path
+    if path.is_file():
+        return Secret(name, path_name, path.read_text().strip(), "file" if explicit_path else "development", path)
+    return Secret(name, path_name, "", "missing file" if explicit_path else "missing", path)

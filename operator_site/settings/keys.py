@@ -1,24 +1,37 @@
-"""Secrets: Django's secret key and the RSA keys that sign access tokens and the LTI key set."""
+"""Secrets: Django's secret key and the RSA keys that sign access tokens and the LTI key set.
+
+Each is given in the environment as its value (`DJANGO_SECRET_KEY`,
+`OPERATOR_SIGNING_KEY`, `OPERATOR_LTI_KEY`) or as a file path (`..._FILE`,
+`..._PATH`). Without either, development reads the files that `manage.py
+create_local_secrets` (run by `make run`) writes under var/. Importing settings
+never writes a file, so every app server of a deployment uses the keys it is
+given and they accept each other's tokens (docs/deploy.md).
+"""
 
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from operator_core.signing_keys import load_or_create_private_key
 from operator_site.settings import env
-from operator_site.settings.core import DEBUG
 from operator_site.settings.origin import VAR_DIR
 
-SECRET_KEY = env.env_str("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG and env.env_bool("OPERATOR_REQUIRE_SECRET_KEY", False):
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set")
-    # Development and tests only: production sets DJANGO_SECRET_KEY (docs/configuration.md).
-    SECRET_KEY = "insecure-development-key-set-DJANGO_SECRET_KEY-in-production"
+SECRET = env.env_secret(
+    "DJANGO_SECRET_KEY", path_name="DJANGO_SECRET_KEY_FILE", development_path=VAR_DIR / "secret-key"
+)
+SIGNING_KEY = env.env_secret(
+    "OPERATOR_SIGNING_KEY", path_name="OPERATOR_SIGNING_KEY_PATH", development_path=VAR_DIR / "oauth-signing-key.pem"
+)
+LTI_KEY = env.env_secret(
+    "OPERATOR_LTI_KEY", path_name="OPERATOR_LTI_KEY_PATH", development_path=VAR_DIR / "lti-signing-key.pem"
+)
+# The three, in the order of their check ids (operator.E001 to E003).
+OPERATOR_SECRETS = [SECRET, SIGNING_KEY, LTI_KEY]
 
-OPERATOR_SIGNING_KEY_PATH = Path(env.env_str("OPERATOR_SIGNING_KEY_PATH", str(VAR_DIR / "oauth-signing-key.pem")))
-OPERATOR_LTI_KEY_PATH = Path(env.env_str("OPERATOR_LTI_KEY_PATH", str(VAR_DIR / "lti-signing-key.pem")))
-OPERATOR_SIGNING_KEY = load_or_create_private_key(OPERATOR_SIGNING_KEY_PATH)
+SECRET_KEY = SECRET.value
+OPERATOR_SIGNING_KEY = SIGNING_KEY.value
+OPERATOR_LTI_PRIVATE_KEY = LTI_KEY.value
+
+# Retired signing keys: tokens they signed still verify until they expire (docs/deploy.md, "Key rotation").
 OPERATOR_INACTIVE_SIGNING_KEYS = []
 for _retired_path in env.env_list("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", []):
     # A retired key must exist: generating one would verify nothing and hide a typo.

@@ -30,6 +30,8 @@ OPERATOR = {
     "sign_in_attempts_per_minute": env.env_int("OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE", 10),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
     "max_request_bytes": 1024 * 1024,
+    # Clock skew tolerated between app servers when checking exp, nbf and iat (docs/deploy.md).
+    "token_leeway_seconds": env.env_int("OPERATOR_TOKEN_LEEWAY_SECONDS", 30),
     # Served protocol revisions, newest first. A revision announced for removal
     # gets "deprecated_at" and "sunset_at" (ISO 8601 UTC); docs/versioning.md.
     "protocol_revisions": [{"version": "2026-07-28", "deprecated_at": None, "sunset_at": None}],

@@ -14,7 +14,6 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
     # WAL lets reads proceed while a write is in flight; IMMEDIATE takes the write
     # lock when a transaction begins, so concurrent writers wait out the busy
     # timeout instead of failing at once with "database is locked" on upgrade.

@@ -138,7 +138,7 @@ class RefusedTokenTests(OperatorAuthTestCase):
         self.assert_unauthorized(response, error="invalid_token")
 
     def test_expired_token_is_invalid_token(self) -> None:
-        token = token_for(make_membership(), expires_in=-60)
+        token = token_for(make_membership(), expires_in=-120)
 
         response = self.discover(token=token)
 
