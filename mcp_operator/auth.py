@@ -25,6 +25,7 @@ from oauth2_provider.www_authenticate import build_bearer_challenge
 from oauth.tokens import InvalidAccessToken, verify_access_token
 from operator_core.conf import operator_settings
 from operator_core.mcp.transport import Refusal
+from operator_core.request_log import annotate
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 
 BEARER_SCHEME = "bearer"
@@ -81,6 +82,7 @@ def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
     user = get_user_model().objects.filter(pk=claims.user_id, is_active=True).first()
     if user is None:
         raise _unauthorized(ERROR_INVALID_TOKEN, "The access token is invalid or expired")
+    annotate(user_id=user.pk, organization_id=claims.organization_id)
     return OperatorPrincipal(
         user=user, organization_id=claims.organization_id, client_id=claims.client_id, scopes=claims.scopes
     )

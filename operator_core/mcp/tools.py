@@ -29,6 +29,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from operator_core.errors import InvalidArguments, OperatorError
 from operator_core.mcp.results import failure_result, success_result
 from operator_core.mcp.transport import UnknownTool
+from operator_core.request_log import annotate
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ READ_ONLY_ANNOTATIONS: dict[str, bool] = {
     "openWorldHint": False,
 }
 
+
+# The outcome of a successful call in logs; a failure logs its error code.
+OUTCOME_OK = "ok"
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -138,16 +142,21 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             raise UnknownTool(name)
+        annotate(tool=name)
         try:
             with self._admission(principal, tool, arguments) as call:
                 admitted = replace(call, arguments=self._validated(tool, call.arguments))
                 structured = tool.handler(admitted)
         except OperatorError as error:
+            annotate(outcome=str(error.code))
             return failure_result(error, knowledge=tool.knowledge)
         except Exception:
             # The one edge of a tool call: no trace, SQL or detail reaches the client.
             logger.exception("tool %s failed", tool.name)
-            return failure_result(OperatorError("The tool failed unexpectedly."), knowledge=tool.knowledge)
+            error = OperatorError("The tool failed unexpectedly.")
+            annotate(outcome=str(error.code))
+            return failure_result(error, knowledge=tool.knowledge)
+        annotate(outcome=OUTCOME_OK)
         return success_result(structured)
 
     def _validated(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,7 @@ from operator_core.mcp.jsonrpc import (
     result_response,
 )
 from operator_core.mcp.revisions import add_deprecation_headers, served_versions
+from operator_core.request_log import annotate
 
 logger = logging.getLogger(__name__)
 
@@ -168,6 +169,7 @@ class McpEndpoint:
                 response = error_response(outcome.error)
             else:
                 version, request_id, mcp_method = outcome.version, outcome.request_id, outcome.method
+                annotate(mcp_method=mcp_method)
                 response = self._answer(outcome, principal)
         except JsonRpcError as error:
             error.request_id = request_id

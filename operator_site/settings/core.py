@@ -28,6 +28,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Health probes first: no Host check, session or log for a load balancer's poll.
+    "operator_site.health.HealthCheckMiddleware",
+    "operator_core.request_log.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

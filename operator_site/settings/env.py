@@ -47,9 +47,10 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = os.environ.get(name, default).strip().lower() or default
-    if value not in choices:
-        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    raw = os.environ.get(name, "").strip()
+    value = next((choice for choice in choices if choice.lower() == raw.lower()), None) if raw else default
+    if value is None:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
     return value
 
 
