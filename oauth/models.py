@@ -1,6 +1,7 @@
 """DOT's models, swapped from the first migration, with the bound organization.
 
-An authorization binds one person to one organization (contract §5.4); the grant
+An authorization binds one person to one organization
+(docs/authentication.md#3-consent-and-the-organization-chooser); the grant
 carries the choice from the consent page, and every access and refresh token
 minted from it, or rotated from those, carries the same organization.
 """
@@ -88,7 +89,7 @@ class Application(AbstractApplication):
 
 
 class Grant(AbstractGrant):
-    # Codes are stored as digests (developers' brief: codes and secrets hashed).
+    # Codes are stored as digests (docs/development/decisions.md#codes-and-pkce).
     code = DigestField(max_length=255, unique=True)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
 

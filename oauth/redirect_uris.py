@@ -1,4 +1,4 @@
-"""The redirect-URI policy of the authorization server (product decisions §6).
+"""The redirect-URI policy of the authorization server (docs/development/decisions.md#registration).
 
 Allowed: `https` URLs; `http` only on a loopback host (any port, RFC 8252 §7.3);
 private-use URI schemes (`com.example.app:/callback`, RFC 8252 §7.1) only for

@@ -1,7 +1,8 @@
 """Reads for the authorization server: who may connect, and to which organizations.
 
-Contract §5.3: only organization admins and members may connect; the chooser
-lists only organizations where the person holds one of those roles.
+Only organization admins and members may connect; the chooser lists only
+organizations where the person holds one of those roles
+(docs/authentication.md#3-consent-and-the-organization-chooser).
 """
 
 import json
@@ -42,7 +43,7 @@ def lti_key_set() -> dict[str, list[dict[str, str]]]:
     """The public JWK set of the LTI integration, from the `OPERATOR_LTI_KEY` setting.
 
     A different key from the OAuth issuer's: a tool consumer's key set must never
-    verify our access tokens, nor the other way round (contract §4.3).
+    verify our access tokens, nor the other way round (docs/authentication.md#signing-keys-and-rotation).
     """
     key = jwk_from_pem(settings.OPERATOR_LTI_PRIVATE_KEY)
     public = json.loads(key.export_public())

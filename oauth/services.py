@@ -39,7 +39,7 @@ def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
     """Count one sign-in attempt against the client IP and the email; raise RateLimited past the limit.
 
     Both counters always advance, so hammering one account from many addresses,
-    or many accounts from one address, is limited either way (product decisions §8).
+    or many accounts from one address, is limited either way (docs/development/decisions.md#limits).
     The email is hashed into the cache key: no address is stored in clear.
     """
     rate = f"{operator_settings().sign_in_attempts_per_minute}/m"
@@ -72,7 +72,7 @@ def revoke_tokens_of_replayed_code(*, code: str, application: Application) -> bo
 
     Refresh tokens of the family (including later rotations) are revoked and
     their access-token rows deleted. Already-issued JWTs stay cryptographically
-    valid until they expire (at most one hour, contract §5.7).
+    valid until they expire (at most one hour, docs/authentication.md#revocation).
     """
     redeemed = RedeemedCode.objects.filter(code_checksum=code_digest(code), application=application).first()
     if redeemed is None:

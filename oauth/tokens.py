@@ -104,7 +104,7 @@ def verify_access_token(token: str) -> AccessTokenClaims:
     """Check signature, `typ`, `kid`, issuer, audience, expiry and shape; raise InvalidAccessToken.
 
     A `cnf` claim means a sender-constrained token, which we never issue nor accept
-    (contract §5.1). Scope is returned, not judged: the endpoint answers 403 for it.
+    (docs/authentication.md#access-token). Scope is returned, not judged: the endpoint answers 403 for it.
     """
     conf = operator_settings()
     try:
@@ -150,7 +150,8 @@ def generate_access_token(request: Any, refresh_token: bool = False) -> str:
 
     The validator puts the bound organization on the oauthlib request
     (`request.organization_id`) in validate_code / validate_refresh_token,
-    because DOT fills `request.resource` only after this runs (dot-notes).
+    because DOT fills `request.resource` only after this runs
+    (docs/development/decisions.md#jwt-access-tokens).
     """
     return issue_access_token(
         user_id=request.user.pk,

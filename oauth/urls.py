@@ -1,4 +1,5 @@
-"""Every route of the authorization server, at the exact paths of contract §4.3 (no trailing slash).
+"""Every route of the authorization server, at the exact paths of
+docs/authentication.md (no trailing slash).
 
 Two namespaces: DOT's views keep DOT's URL names under `oauth2_provider`,
 because DOT's metadata views reverse those names to build endpoint URLs;

@@ -1,6 +1,7 @@
 """The OAuth2Validator subclass holding our authorization-server rules.
 
-What DOT's validator does not do and we need (contract §3, §5; product decisions §6):
+What DOT's validator does not do and we need (docs/authentication.md;
+docs/development/decisions.md#authorization-server):
 
 - bind the organization chosen on the consent page to the grant, and carry it
   to every access and refresh token, across rotations (`request.organization_id`
@@ -40,7 +41,7 @@ def require_operator_resource(resources: list[str], request: Any = None) -> None
     """Raise `invalid_target` unless every requested resource is the operator endpoint URL.
 
     An absent `resource` is fine: the token's audience is the operator endpoint
-    whatever the client sent (dot-notes, "safe defaults").
+    whatever the client sent (docs/development/decisions.md#defaults-we-switch-on).
     """
     expected = operator_settings().operator_endpoint_url
     for resource in resources:
@@ -60,7 +61,11 @@ class OperatorOAuth2Validator(OAuth2Validator):
     # --- authorization endpoint ---------------------------------------------------
 
     def _create_authorization_code(self, request: Any, code: dict[str, str], expires: Any = None) -> Any:
-        """DOT's grant creation, plus the organization bound at consent (contract §5.2 step 4)."""
+        """DOT's grant creation, plus the organization bound at consent.
+
+        The choice made on the consent page is bound to the authorization
+        (docs/authentication.md#3-consent-and-the-organization-chooser).
+        """
         if request.code_challenge_method != Grant.CODE_CHALLENGE_S256:
             # RFC 9700 §2.1.1: S256 only; the view refuses plain earlier, this is the backstop.
             raise errors.InvalidRequestError(description="code_challenge_method must be S256.", request=request)
@@ -125,13 +130,16 @@ class OperatorOAuth2Validator(OAuth2Validator):
     # --- token endpoint: refresh -----------------------------------------------------
 
     def validate_refresh_token(self, refresh_token: str, client: Any, request: Any, *args: Any, **kwargs: Any) -> bool:
-        """DOT's checks (rotation, reuse → family revoked), then our lifetime and the role re-check (contract §3)."""
+        """DOT's checks (rotation, reuse → family revoked), then our lifetime and the role re-check.
+
+        docs/authentication.md#refresh-tokens says what a client sees.
+        """
         require_operator_resource(_body_resources(request), request)
         if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
             return False
         refresh_token_row = request.refresh_token_instance
-        # Contract §8: 30 days from issue. DOT alone would count from the paired
-        # access token's expiry, one hour later.
+        # 30 days from issue (docs/limits.md#token-lifetimes). DOT alone would
+        # count from the paired access token's expiry, one hour later.
         lifetime = timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
         if refresh_token_row.created <= timezone.now() - lifetime:
             return False

@@ -1,4 +1,4 @@
-"""HTTP edge of the authorization server: DOT's views, routed at contract paths, with our hooks.
+"""HTTP edge of the authorization server: DOT's views, routed at the documented paths, with our hooks.
 
 Views parse, call one selector or service, and render. OAuth rules live in
 `oauth.validators`; who may connect lives in `oauth.selectors`.
@@ -108,7 +108,8 @@ class AuthorizeView(AuthorizationView):
     """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
 
     - only S256 PKCE and only the operator endpoint as `resource` are accepted;
-    - a person with no admin or member role anywhere gets HTTP 403 (contract §3);
+    - a person with no admin or member role anywhere gets HTTP 403
+      (docs/authentication.md#3-consent-and-the-organization-chooser);
     - the organization chosen (or the only eligible one) goes into `credentials`,
       which oauthlib copies onto its request for the validator to bind to the grant;
     - every redirect back to the client carries `iss` (RFC 9207), errors included.
@@ -302,7 +303,7 @@ class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):
 
 
 class LtiJwksView(View):
-    """The LTI integration's public keys: a key set of its own, never the OAuth issuer's (contract §4.3)."""
+    """The LTI integration's public keys: a key set of its own, never the OAuth issuer's (docs/authentication.md)."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
         return _json(lti_key_set())
@@ -312,10 +313,10 @@ class LtiJwksView(View):
 
 
 class RegisterView(DynamicClientRegistrationView):
-    """RFC 7591 registration, open to anyone, with our client rules (oauth/registration.py).
+    """RFC 7591 registration, open to anyone, with our client rules (oauth/services.py).
 
-    No registration access token is issued: the contract names no client
-    configuration endpoint (RFC 7592), so a client that changes registers again.
+    No registration access token is issued: docs/authentication.md names no
+    client configuration endpoint (RFC 7592), so a client that changes registers again.
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
