@@ -1,4 +1,4 @@
-"""The demo data behind `manage.py seed_demo` (product decisions §9).
+"""The demo data behind `manage.py seed_demo` (docs/development/decisions.md#operating).
 
 Idempotent: people are keyed by email, organizations by slug, sources by
 (organization, kind, origin), modules by (organization, title); anything that

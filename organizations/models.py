@@ -1,4 +1,4 @@
-"""Organizations, roles, modules and knowledge sources (product decisions §2).
+"""Organizations, roles, modules and knowledge sources (docs/development/decisions.md#domain-model).
 
 Fields, constraints and indexes only: reads live in selectors.py, writes in
 services.py. Full-text search structures (PostgreSQL tsvector/GIN, SQLite FTS5)
@@ -18,7 +18,7 @@ class Role(models.TextChoices):
     REQUESTER = "requester", "Requester (request to join pending)"
 
 
-# Roles that may connect an MCP client (contract §5.3).
+# Roles that may connect an MCP client (docs/data-model.md#people-and-roles).
 OPERATOR_ROLES = (Role.ADMIN, Role.MEMBER)
 
 

@@ -1,4 +1,4 @@
-"""Deterministic text normalisation and chunking (product decisions §2).
+"""Deterministic text normalisation and chunking (docs/development/decisions.md#processing-and-search).
 
 Pure functions: no database, no clock, no randomness, no model. The same input
 always gives the same chunks, on every machine and every database.

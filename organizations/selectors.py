@@ -1,4 +1,4 @@
-"""Reads of organizations and their tenant data (code style §1).
+"""Reads of organizations and their tenant data (docs/development/code-style.md#layout).
 
 Every tenant read takes the organization first and filters on it, so a row of
 another organization is unreachable from here. An id that is malformed, missing
@@ -80,7 +80,7 @@ def organization_by_slug_or_none(slug: str) -> Organization | None:
 
 
 def eligible_organizations(user: AbstractBaseUser) -> QuerySet[Organization]:
-    """Organizations where `user` is admin or member (contract §5.3), by name then id."""
+    """Organizations where `user` is admin or member (docs/data-model.md#people-and-roles), by name then id."""
     if user is None or not getattr(user, "pk", None):
         return Organization.objects.none()
     return Organization.objects.filter(memberships__user_id=user.pk, memberships__role__in=OPERATOR_ROLES).order_by(

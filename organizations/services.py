@@ -1,4 +1,4 @@
-"""Writes of organizations, memberships, modules and sources (code style §1).
+"""Writes of organizations, memberships, modules and sources (docs/development/code-style.md#layout).
 
 Each function is one business operation and is atomic. Source text is processed
 deterministically (organizations/processing.py); the search index follows the
@@ -68,7 +68,7 @@ def record_role_change(*, membership: Membership, role: Role | str, changed_by: 
 
     The entry's change message names the old and the new role. No token is
     revoked: every tool call and every refresh re-reads the membership, so the
-    change applies on the next one (product decisions §2). Setting the role it
+    change applies on the next one (docs/development/decisions.md#roles). Setting the role it
     already has changes and logs nothing.
     """
     _require_role(role)

@@ -1,6 +1,6 @@
 """`manage.py seed_demo`: the demo accounts, organizations, sources and modules.
 
-Idempotent: running it again creates nothing new (product decisions §9).
+Idempotent: running it again creates nothing new (docs/development/decisions.md#operating).
 """
 
 from django.core.management.base import BaseCommand
