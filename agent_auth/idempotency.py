@@ -1,4 +1,4 @@
-"""`Idempotency-Key` for the two headless endpoints, kept in the database (contract §5.8, §8).
+"""`Idempotency-Key` for the two headless endpoints, kept in the database (docs/headless.md#idempotency-key).
 
 A request with a key first inserts an in-flight row; the unique constraint on
 (endpoint, key) decides races between workers. The loser looks at the winner's

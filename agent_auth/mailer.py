@@ -1,9 +1,10 @@
 """Email delivery off the request path.
 
-The headless path must answer a known and an unknown email alike (product
-decisions §7), so the SMTP round trip cannot be part of the answer. A small
-pool of threads sends instead; `concurrent.futures` joins its threads when the
-process exits, so a worker that stops still delivers what it accepted.
+The headless path must answer a known and an unknown email alike
+(docs/development/decisions.md#headless-path), so the SMTP round trip cannot
+be part of the answer. A small pool of threads sends instead;
+`concurrent.futures` joins its threads when the process exits, so a worker
+that stops still delivers what it accepted.
 """
 
 import threading

@@ -1,4 +1,4 @@
-"""Headless registration records: claims and stored idempotent responses (contract §5.8).
+"""Headless registration records: claims and stored idempotent responses (docs/headless.md).
 
 Fields, constraints and indexes only. Neither a claim token nor a verification
 code is ever stored: a claim keeps the SHA-256 of its token and an HMAC of its

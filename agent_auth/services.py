@@ -1,4 +1,4 @@
-"""Writes of the headless path: start a claim, complete it (contract §4.4, §5.8; docs/headless.md).
+"""Writes of the headless path: start a claim, complete it (docs/headless.md).
 
 A claim is started with an email and completed with its claim token and the
 six-digit code sent to that email. Services raise `OperatorError` subclasses and

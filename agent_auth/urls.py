@@ -1,4 +1,4 @@
-"""Routes of the headless path (contract §4.4): exact paths, no trailing slash."""
+"""Routes of the headless path (docs/headless.md): exact paths, no trailing slash."""
 
 from django.urls import path
 
