@@ -5,8 +5,8 @@ before it validates the arguments and runs the handler. Order, each step refusin
 with its own tool error (docs/tools.md "Order of checks"):
 
 1. the membership, re-read on every call: not admin or member of the token's
-   organization any more -> `forbidden` (contract §5.3; beats every other answer);
-2. the selectors `organizationSlug` / `organizationId` (contract §2) ->
+   organization any more -> `forbidden` (docs/tools.md#order-of-checks; beats every other answer);
+2. the selectors `organizationSlug` / `organizationId` (docs/tools.md#selecting-the-organization) ->
    `organization_scope_mismatch` / `invalid_organization_selector`;
 3. the rate limit, then a concurrency slot held until the handler returns
    (`mcp_operator.limits`) -> `rate_limited` / `concurrency_limited`.
@@ -59,7 +59,9 @@ def admit_operator_call(principal: Any, tool: Tool, arguments: dict[str, Any]) -
 
 
 def require_selected_organization(organization: Organization, *, slug: str | None, organization_id: str | None) -> None:
-    """Check the selectors of a call against the token's `organization` (contract §2).
+    """Check the selectors of a call against the token's `organization`.
+
+    Rules (docs/tools.md#selecting-the-organization):
 
     - neither given: the token's organization;
     - every given selector names the token's organization: admitted;

@@ -1,4 +1,4 @@
-"""Per-(person, organization, tool) rate and concurrency limits of tool calls (contract §8).
+"""Per-(person, organization, tool) rate and concurrency limits of tool calls (docs/tools.md#limits).
 
 Both counters live in Django's default cache. With `REDIS_URL` set that cache is
 Redis, and each counter step is one Lua script (increment and set the expiry, or
@@ -7,8 +7,8 @@ are exact for the whole deployment, at one round trip a step where Django's
 cache API needs two or three. The keys are Django's own (`make_and_validate_key`),
 so `cache.get` reads the same counters. The embedded default (no `REDIS_URL`) is
 the per-process local-memory cache, through its atomic `add` and `incr`/`decr`:
-exact for the one process `make run` serves, per worker otherwise (product
-decisions §8, docs/tools.md "Limits").
+exact for the one process `make run` serves, per worker otherwise
+(docs/development/decisions.md#limits, docs/tools.md "Limits").
 
 - Rate: a fixed one-minute window (`tool_calls_per_minute`, default 120). Every
   admitted-or-refused attempt past the role and selector checks counts.

@@ -2,9 +2,10 @@
 
 One card (valid against `$defs/ServerCard` of the server-card schema) is served
 three ways with the same JSON text: `/.well-known/mcp/server-card.json`, and the
-MCP resource `mcp://server-card.json` through `resources/read` (contract §2).
+MCP resource `mcp://server-card.json` through `resources/read`
+(docs/transport.md#discovery-documents).
 Beyond the schema's fields it carries `authentication`, `tools` and
-`instructions` (product decisions §4). Nothing here is per-person.
+`instructions` (docs/development/decisions.md#server-card). Nothing here is per-person.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def server_card_text() -> str:
 
 
 def well_known_mcp() -> dict[str, Any]:
-    """`/.well-known/mcp`: served revisions in `mcp.protocolVersions` (contract §4.1, §9.1) and the endpoints."""
+    """`/.well-known/mcp`: served revisions in `mcp.protocolVersions` and the endpoints (docs/versioning.md)."""
     conf = operator_settings()
     return {
         "mcp": {
@@ -130,7 +131,7 @@ def well_known_mcp() -> dict[str, Any]:
 
 
 class ServerCardResources:
-    """The operator endpoint's resource set: exactly `mcp://server-card.json` (contract §2)."""
+    """The operator endpoint's resource set: exactly `mcp://server-card.json` (docs/transport.md#methods)."""
 
     def list_resources(self, principal: object) -> list[dict[str, Any]]:
         return [

@@ -1,4 +1,7 @@
-"""Routes of the operator server (contract §4.1); the `/api/mcp/` catch-all belongs to mcp_docs."""
+"""Routes of the operator server (docs/index.md#addresses-at-a-glance).
+
+The `/api/mcp/` catch-all belongs to mcp_docs.
+"""
 
 from django.urls import path
 

@@ -1,4 +1,4 @@
-"""The operator endpoint's five tools, in `tools/list` order (product decisions §3)."""
+"""The operator endpoint's five tools, in `tools/list` order (docs/tools.md)."""
 
 from mcp_operator.tools import fetch_knowledge, get_module, list_modules, list_sources, search_knowledge
 

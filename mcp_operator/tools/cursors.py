@@ -1,4 +1,4 @@
-"""Pages of the listing tools and their opaque, tamper-evident cursors (product decisions §3).
+"""Pages of the listing tools and their opaque, tamper-evident cursors (docs/development/decisions.md#cursors).
 
 `paged_listing` is the one paging routine of `list_modules` and `list_sources`.
 
