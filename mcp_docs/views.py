@@ -20,7 +20,7 @@ HTML_TYPE = "text/html"
 
 @require_safe
 def deprecation_policy(request: HttpRequest) -> HttpResponse:
-    """`docs/versioning.md`, the target of the deprecation `Link` header (contract §9).
+    """`docs/versioning.md`, the target of the deprecation `Link` header (RFC 9745, RFC 8594).
 
     HTML for browsers; the Markdown source for a client that prefers `text/markdown`.
     """
@@ -34,5 +34,8 @@ def deprecation_policy(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 def unknown_mcp_path(request: HttpRequest) -> HttpResponse:
-    """Any path under /api/mcp/ other than the two endpoints: 404, whatever the method (contract §1)."""
+    """Any path under /api/mcp/ other than the two endpoints: 404, whatever the method.
+
+    docs/docs-server.md#other-paths tells users so.
+    """
     return as_json_response(NotFound("There is no MCP endpoint here; use /api/mcp/operator or /api/mcp/docs."))
