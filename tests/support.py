@@ -3,7 +3,7 @@
 Tests that need a real browser or Redis skip when it is missing on a developer
 machine. CI names the components each run must have in
 OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `redis`, or `all`),
-which turns the matching skips into failures (developers' brief, Standards).
+which turns the matching skips into failures (docs/development/code-style.md#tests).
 """
 
 import json

@@ -1,4 +1,4 @@
-"""POST /api/agent/auth/claim/complete: code check, organization choice, claim states (contract §5.8)."""
+"""POST /api/agent/auth/claim/complete: code check, organization choice, claim states (docs/headless.md)."""
 
 import time
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""Idempotency-Key on both headless endpoints, kept 24 hours in the database (contract §5.8)."""
+"""Idempotency-Key on both headless endpoints, kept 24 hours in the database (docs/headless.md#idempotency-key)."""
 
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""Per-IP limits of the headless endpoints (contract §8): 60 registrations and 30 completions an hour."""
+"""Per-IP limits of the headless endpoints (docs/headless.md#limits): 60 registrations and 30 completions an hour."""
 
 import uuid
 

@@ -1,4 +1,4 @@
-"""POST /api/agent/auth: a claim token back, a six-digit code by real SMTP (contract §5.8)."""
+"""POST /api/agent/auth: a claim token back, a six-digit code by real SMTP (docs/headless.md)."""
 
 import hashlib
 

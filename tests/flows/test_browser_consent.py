@@ -1,4 +1,5 @@
-"""A real headless Chromium signs in, chooses an organization and allows (contract §5.2 step 4).
+"""A real headless Chromium signs in, chooses an organization and allows
+(docs/authentication.md#3-consent-and-the-organization-chooser).
 
 Debian's chromium driven by Playwright (no browser download). The redirect back
 to the client is intercepted inside the browser, so no client needs to listen.

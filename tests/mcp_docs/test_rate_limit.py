@@ -1,4 +1,4 @@
-"""The per-IP request limit of the docs endpoint (product decisions §8)."""
+"""The per-IP request limit of the docs endpoint (docs/docs-server.md#rate-limit)."""
 
 from django.conf import settings
 from django.test import override_settings

@@ -75,7 +75,7 @@ class RoleRecheckTests(OperatorEndpointTestCase):
 
 
 class OrganizationSelectorTests(OperatorEndpointTestCase):
-    """Contract §2 with a token bound to acme; erin-like: admin of globex too."""
+    """docs/tools.md#selecting-the-organization with a token bound to acme; erin-like: admin of globex too."""
 
     def setUp(self) -> None:
         self.acme = make_organization(slug="acme", name="Acme")

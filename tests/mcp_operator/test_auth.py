@@ -1,4 +1,4 @@
-"""Bearer enforcement on /api/mcp/operator (contract §5, §7.1; product decisions §5)."""
+"""Bearer enforcement on /api/mcp/operator (docs/errors.md; docs/development/decisions.md#bearer-authentication)."""
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa

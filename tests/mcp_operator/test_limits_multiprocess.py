@@ -1,4 +1,4 @@
-"""Rate and concurrency limits across gunicorn worker processes sharing Redis (contract §8).
+"""Rate and concurrency limits across gunicorn worker processes sharing Redis (docs/tools.md#limits).
 
 Real components end to end: a Redis server (REDIS_URL, or a private
 `redis-server` started here when it is on PATH), gunicorn with two sync workers

@@ -1,4 +1,4 @@
-"""`tools/list` of the operator endpoint: the five tools of product decisions §3, in order."""
+"""`tools/list` of the operator endpoint: the five tools of docs/tools.md, in order."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Deprecation headers of contract §9, driven by OPERATOR["protocol_revisions"]."""
+"""Deprecation headers of docs/versioning.md, driven by OPERATOR["protocol_revisions"]."""
 
 from datetime import UTC, datetime, timedelta
 

@@ -1,7 +1,8 @@
 """Client ID Metadata Documents: an HTTPS client_id whose document DOT fetches.
 
 The default fetcher refuses anything but public HTTPS addresses, so the positive
-tests serve the document through a local fetcher (dot-notes: CIMD_METADATA_FETCHER);
+tests serve the document through a local fetcher (CIMD_METADATA_FETCHER,
+docs/development/decisions.md#registration-and-discovery-views);
 the SSRF test runs DOT's real SafeMetadataFetcher.
 """
 
