@@ -1,8 +1,8 @@
 """Building MCP 2026-07-28 requests in tests: the envelope, the routing headers, one POST.
 
-Used by the transport, operator-endpoint and versioning tests so that every test
-speaks exactly what a conforming client sends, and each failure test changes one
-thing only (`omit=` a header, `headers=` an override, `meta=` another envelope).
+The one request builder of the suite, for both endpoints (`path=`), so that every
+test speaks exactly what a conforming client sends, and each failure test changes
+one thing only (`omit=` a header, `headers=` an override, `meta=` another envelope).
 """
 
 import json
@@ -14,6 +14,7 @@ from operator_core.mcp.envelope import META_PROTOCOL_VERSION
 
 PROTOCOL_VERSION = "2026-07-28"
 OPERATOR_PATH = "/api/mcp/operator"
+DOCS_PATH = "/api/mcp/docs"
 CLIENT_META: dict[str, Any] = {
     META_PROTOCOL_VERSION: PROTOCOL_VERSION,
     "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "1.0"},
@@ -23,17 +24,29 @@ _NAME_KEYS = {"tools/call": "name", "resources/read": "uri"}
 
 
 def envelope(
-    method: str, params: dict[str, Any] | None = None, *, request_id: Any = 1, meta: dict[str, Any] | None = None
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    request_id: Any = 1,
+    meta: dict[str, Any] | None = CLIENT_META,
 ) -> dict[str, Any]:
-    """A JSON-RPC request with the `_meta` envelope (`request_id=None`: a notification)."""
-    message: dict[str, Any] = {
-        "jsonrpc": "2.0",
-        "method": method,
-        "params": {**(params or {}), "_meta": meta or CLIENT_META},
-    }
+    """A JSON-RPC request with the `_meta` envelope (`request_id=None`: a notification; `meta=None`: no `_meta`)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": dict(params or {})}
+    if meta is not None:
+        message["params"]["_meta"] = meta
     if request_id is not None:
         message["id"] = request_id
     return message
+
+
+def legacy_initialize(*, version: str = "2025-11-25", request_id: Any = 1) -> dict[str, Any]:
+    """The 2025-style `initialize` handshake, which names its revision in `params.protocolVersion`."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "legacy", "version": "1"}},
+    }
 
 
 def routing_headers(message: dict[str, Any]) -> dict[str, str]:

@@ -3,28 +3,12 @@
 from organizations.models import Role
 from tests.agent_auth.support import HeadlessTestCase
 from tests.factories import make_membership
-
-OPERATOR_URL = "/api/mcp/operator"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "curl", "version": "1"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+from tests.mcp_requests import envelope, post_mcp
 
 
 class HeadlessTokenOnOperatorEndpointTests(HeadlessTestCase):
-    def call_operator(self, access_token: str, method: str, params: dict, **headers: str):
-        return self.client.post(
-            OPERATOR_URL,
-            {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}},
-            content_type="application/json",
-            headers={
-                "Accept": "application/json, text/event-stream",
-                "Mcp-Method": method,
-                "Authorization": f"Bearer {access_token}",
-                **headers,
-            },
-        )
+    def call_operator(self, access_token: str, method: str, params: dict):
+        return post_mcp(self.client, envelope(method, params), token=access_token)
 
     def token_for_second_organization(self):
         first = make_membership(role=Role.ADMIN)
@@ -47,9 +31,7 @@ class HeadlessTokenOnOperatorEndpointTests(HeadlessTestCase):
     def test_headless_token_works_in_the_chosen_organization(self) -> None:
         access_token, organization = self.token_for_second_organization()
 
-        response = self.call_operator(
-            access_token, "tools/call", {"name": "list_modules", "arguments": {}}, **{"Mcp-Name": "list_modules"}
-        )
+        response = self.call_operator(access_token, "tools/call", {"name": "list_modules", "arguments": {}})
 
         self.assertEqual(response.status_code, 200)
         result = response.json()["result"]

@@ -29,6 +29,7 @@ from organizations.models import Role, SourceKind
 from organizations.services import create_source
 from tests.e2e.browser_flow import post_forms_until_redirect
 from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_user
+from tests.mcp_requests import legacy_initialize
 
 REDIRECT_URI = "http://127.0.0.1:53682/callback"
 EXPECTED_TOOLS = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
@@ -194,20 +195,9 @@ class OperatorSdkTests(LiveServerTestCase):
             scopes=[SCOPE_OPERATOR_READ],
             expires_in=600,
         )
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "legacy", "version": "1"},
-            },
-        }
-
         response = httpx.post(
             self.endpoint,
-            json=body,
+            json=legacy_initialize(request_id=0),
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
         )
 

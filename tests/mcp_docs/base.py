@@ -1,22 +1,12 @@
 """Shared plumbing for the docs endpoint tests: real requests through the test client."""
 
-import json
 from typing import Any
 
 from django.core.cache import cache
 from django.test import TestCase
 
+from tests.mcp_requests import CLIENT_META, DOCS_PATH, envelope, post_mcp
 from tests.support import validate_against_mcp_schema
-
-ENDPOINT = "/api/mcp/docs"
-REVISION = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": REVISION,
-    "io.modelcontextprotocol/clientInfo": {"name": "docs-tests", "version": "1.0"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-# The header that names the entity of a method, and where the body holds it.
-NAMED = {"tools/call": "name", "resources/read": "uri"}
 
 
 class DocsEndpointTestCase(TestCase):
@@ -29,23 +19,18 @@ class DocsEndpointTestCase(TestCase):
         method: str,
         params: dict[str, Any] | None = None,
         *,
-        headers: dict[str, str] | None = None,
-        meta: dict[str, Any] | None = META,
+        headers: dict[str, str | None] | None = None,
+        meta: dict[str, Any] | None = CLIENT_META,
         request_id: int = 1,
     ) -> Any:
-        """POST one JSON-RPC request with the routing headers a correct client sends."""
-        body_params = dict(params or {})
-        if meta is not None:
-            body_params["_meta"] = meta
-        sent = {"Mcp-Method": method}
-        if method in NAMED:
-            sent["Mcp-Name"] = str(body_params.get(NAMED[method], ""))
-        sent.update(headers or {})
-        return self.client.post(
-            ENDPOINT,
-            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": body_params}),
-            content_type="application/json",
-            headers={name: value for name, value in sent.items() if value is not None},
+        """POST one JSON-RPC request with the routing headers a correct client sends (a `None` header: left out)."""
+        headers = headers or {}
+        return post_mcp(
+            self.client,
+            envelope(method, params, request_id=request_id, meta=meta),
+            path=DOCS_PATH,
+            headers={name: value for name, value in headers.items() if value is not None},
+            omit=tuple(name for name, value in headers.items() if value is None),
         )
 
     def call_tool(self, name: str, **arguments: Any) -> dict[str, Any]:

@@ -1,8 +1,7 @@
 """Transport rules on the docs endpoint (the shared transport, proven here too)."""
 
-import json
-
-from tests.mcp_docs.base import ENDPOINT, META, DocsEndpointTestCase
+from tests.mcp_docs.base import DocsEndpointTestCase
+from tests.mcp_requests import CLIENT_META, DOCS_PATH, legacy_initialize, post_mcp
 from tests.support import validate_against_mcp_schema
 
 
@@ -27,22 +26,8 @@ class DocsTransportTests(DocsEndpointTestCase):
         self.assertEqual(body["error"]["data"]["supported"], ["2026-07-28"])
 
     def test_initialize_handshake_is_refused_with_unsupported_protocol_version(self) -> None:
-        response = self.client.post(
-            ENDPOINT,
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "old", "version": "1"},
-                    },
-                }
-            ),
-            content_type="application/json",
-            headers={"Mcp-Method": "initialize"},
+        response = post_mcp(
+            self.client, legacy_initialize(version="2025-06-18"), path=DOCS_PATH, omit=("MCP-Protocol-Version",)
         )
 
         self.assertEqual(response.status_code, 400)
@@ -86,18 +71,18 @@ class DocsTransportTests(DocsEndpointTestCase):
         self.assertEqual(body["error"]["code"], -32602)
 
     def test_get_is_method_not_allowed_without_authentication(self) -> None:
-        response = self.client.get(ENDPOINT)
+        response = self.client.get(DOCS_PATH)
 
         self.assertEqual(response.status_code, 405)
 
     def test_delete_is_method_not_allowed_without_authentication(self) -> None:
-        response = self.client.delete(ENDPOINT)
+        response = self.client.delete(DOCS_PATH)
 
         self.assertEqual(response.status_code, 405)
 
     def test_cors_preflight_is_permissive(self) -> None:
         response = self.client.options(
-            ENDPOINT,
+            DOCS_PATH,
             headers={
                 "Origin": "https://client.example",
                 "Access-Control-Request-Method": "POST",
@@ -142,7 +127,7 @@ class DocsTransportTests(DocsEndpointTestCase):
             self.assertFalse(tool["inputSchema"]["additionalProperties"])
 
     def test_meta_with_a_revision_not_served_is_refused(self) -> None:
-        response = self.rpc("tools/list", meta={**META, "io.modelcontextprotocol/protocolVersion": "2025-06-18"})
+        response = self.rpc("tools/list", meta={**CLIENT_META, "io.modelcontextprotocol/protocolVersion": "2025-06-18"})
 
         self.assertEqual(response.status_code, 400)
         body = response.json()

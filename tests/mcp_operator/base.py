@@ -23,15 +23,11 @@ from oauth.tokens import issue_access_token
 from operator_core.scopes import SCOPE_OPERATOR_READ
 from organizations.models import Membership, Module, Organization, Source, SourceKind
 from organizations.services import create_source
+from tests.mcp_requests import CLIENT_META, envelope, post_mcp
 from tests.support import validate_against_mcp_schema
 
-ENDPOINT = "/api/mcp/operator"
-PROTOCOL_VERSION = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+# The multi-process limit test imports the envelope's `_meta` under this name.
+META = CLIENT_META
 
 
 def _output_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
@@ -100,23 +96,8 @@ def make_processed_source(
 class OperatorEndpointTestCase(TestCase):
     def post_tool_call(self, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """POST one tools/call and return the JSON-RPC response body (asserted 200)."""
-        body = {
-            "jsonrpc": "2.0",
-            "id": next(_request_ids),
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": META},
-        }
-        response = self.client.post(
-            ENDPOINT,
-            data=json.dumps(body),
-            content_type="application/json",
-            headers={
-                "Accept": "application/json, text/event-stream",
-                "Authorization": f"Bearer {token}",
-                "Mcp-Method": "tools/call",
-                "Mcp-Name": name,
-            },
-        )
+        message = envelope("tools/call", {"name": name, "arguments": arguments}, request_id=next(_request_ids))
+        response = post_mcp(self.client, message, token=token)
         self.assertEqual(response.status_code, 200, response.content)
         return response.json()
 

@@ -1,10 +1,9 @@
 """`tools/list` of the operator endpoint: the five tools of docs/tools.md, in order."""
 
-import json
-
 from organizations.models import Role
 from tests.factories import make_membership
-from tests.mcp_operator.base import ENDPOINT, META, OperatorEndpointTestCase, access_token_for
+from tests.mcp_operator.base import OperatorEndpointTestCase, access_token_for
+from tests.mcp_requests import envelope, post_mcp
 from tests.support import validate_against_mcp_schema
 
 TOOL_NAMES = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
@@ -14,16 +13,7 @@ READ_ONLY = {"readOnlyHint": True, "idempotentHint": True, "destructiveHint": Fa
 class ToolListTests(OperatorEndpointTestCase):
     def list_tools(self) -> list[dict]:
         token = access_token_for(make_membership(role=Role.MEMBER))
-        response = self.client.post(
-            ENDPOINT,
-            data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}),
-            content_type="application/json",
-            headers={
-                "Accept": "application/json, text/event-stream",
-                "Authorization": f"Bearer {token}",
-                "Mcp-Method": "tools/list",
-            },
-        )
+        response = post_mcp(self.client, envelope("tools/list"), token=token)
         self.assertEqual(response.status_code, 200, response.content)
         validate_against_mcp_schema(response.json(), "ListToolsResultResponse")
         return response.json()["result"]["tools"]

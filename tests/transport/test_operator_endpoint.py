@@ -7,7 +7,7 @@ from django.test import TestCase
 from mcp_operator.tools import TOOLS
 from organizations.models import Role
 from tests.factories import make_membership, make_module
-from tests.mcp_requests import PROTOCOL_VERSION, envelope, post_mcp
+from tests.mcp_requests import PROTOCOL_VERSION, envelope, legacy_initialize, post_mcp
 from tests.operator_tokens import token_for
 from tests.support import validate_against_mcp_schema
 
@@ -93,18 +93,7 @@ class OperatorEndpointTransportTests(TestCase):
         self.assertEqual(response.json()["error"]["code"], -32601)
 
     def test_initialize_is_refused_with_supported_versions(self) -> None:
-        message = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "x", "version": "1"},
-            },
-        }
-
-        response = self.post(message, omit=("MCP-Protocol-Version",))
+        response = self.post(legacy_initialize(), omit=("MCP-Protocol-Version",))
 
         self.assertEqual(response.status_code, 400)
         payload = response.json()

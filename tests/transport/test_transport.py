@@ -10,7 +10,7 @@ from django.conf import settings
 from django.test import SimpleTestCase, override_settings
 
 from operator_core.mcp.envelope import META_SERVER_INFO
-from tests.mcp_requests import CLIENT_META, PROTOCOL_VERSION, envelope, post_mcp
+from tests.mcp_requests import CLIENT_META, PROTOCOL_VERSION, envelope, legacy_initialize, post_mcp
 from tests.support import validate_against_mcp_schema
 from tests.transport.urls import FAKE_PRINCIPAL, FAKE_TOKEN, PRIVATE_PATH, PUBLIC_PATH, RESOURCE_URI
 
@@ -276,9 +276,7 @@ class ProtocolRevisionTests(TransportTestCase):
         self.assertEqual(payload["error"]["data"], {"supported": [PROTOCOL_VERSION], "requested": requested})
 
     def test_missing_meta_is_unsupported_protocol_version(self) -> None:
-        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-
-        response = self.post(message)
+        response = self.post(envelope("tools/list", meta=None))
 
         self.assert_unsupported(response, requested=PROTOCOL_VERSION)
 
@@ -304,18 +302,7 @@ class ProtocolRevisionTests(TransportTestCase):
         self.assert_unsupported(response, requested="2025-06-18")
 
     def test_2025_initialize_is_unsupported_protocol_version(self) -> None:
-        message = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "x", "version": "1"},
-            },
-        }
-
-        response = self.post(message, omit=("MCP-Protocol-Version",))
+        response = self.post(legacy_initialize(), omit=("MCP-Protocol-Version",))
 
         self.assert_unsupported(response, requested="2025-11-25")
 
@@ -325,9 +312,7 @@ class ProtocolRevisionTests(TransportTestCase):
         self.assert_unsupported(response, requested=PROTOCOL_VERSION)
 
     def test_missing_meta_wins_over_missing_method_header(self) -> None:
-        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-
-        response = self.post(message, omit=("Mcp-Method",))
+        response = self.post(envelope("tools/list", meta=None), omit=("Mcp-Method",))
 
         self.assert_error(response, status=400, code=-32022, definition="UnsupportedProtocolVersionError")
 
