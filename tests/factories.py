@@ -12,10 +12,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser
 
-from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source
+from oauth.tokens import issue_access_token
+from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source, SourceKind
 
 _counter = itertools.count(1)
 PASSWORD = "correct-horse-battery-staple"
+TEST_CLIENT_ID = "test-client"
 
 
 def _next() -> int:
@@ -59,6 +61,23 @@ def make_membership(
     )
 
 
+def token_for(
+    membership: Membership,
+    *,
+    scopes: tuple[str, ...] = (settings.SCOPE_OPERATOR_READ,),
+    expires_in: int = 3600,
+    client_id: str = TEST_CLIENT_ID,
+) -> str:
+    """An access token bound to the membership's person and organization, as the token endpoint mints it."""
+    return issue_access_token(
+        user_id=membership.user.pk,
+        organization_id=str(membership.organization_id),
+        client_id=client_id,
+        scopes=scopes,
+        expires_in=expires_in,
+    )
+
+
 def make_module(
     *,
     organization: Organization | None = None,
@@ -83,18 +102,23 @@ def make_source(
     *,
     organization: Organization | None = None,
     title: str | None = None,
-    text: str = "A processed source used in tests.",
-    kind: str = "text",
-    origin: str = "",
+    text: str | None = None,
+    kind: SourceKind = SourceKind.TEXT,
+    origin: str | None = None,
 ) -> Source:
-    """A processed source (through the create_source service, so its chunks and index exist)."""
+    """A processed source (through the create_source service, so its chunks and index exist).
+
+    Each default text is different, and a file has an origin of its own unless one is given.
+    """
     from organizations.services import create_source
 
     number = _next()
+    if origin is None:
+        origin = f"source-{number}.txt" if kind == SourceKind.FILE else ""
     return create_source(
         organization=organization or make_organization(),
         title=title or f"Source {number}",
         kind=kind,
         origin=origin,
-        text=text,
+        text=text if text is not None else f"Paragraph {number} about onboarding checklists and safety training.",
     )

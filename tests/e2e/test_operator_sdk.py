@@ -23,12 +23,9 @@ from mcp.shared.auth import OAuthClientMetadata
 from mcp.shared.exceptions import MCPError
 
 from examples.operator_client import MemoryTokenStorage
-from oauth.tokens import issue_access_token
-from operator_core.scopes import SCOPE_OPERATOR_READ
-from organizations.models import Role, SourceKind
-from organizations.services import create_source
+from organizations.models import Role
 from tests.e2e.browser_flow import post_forms_until_redirect
-from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_user
+from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_source, make_user, token_for
 from tests.mcp_requests import legacy_initialize
 
 REDIRECT_URI = "http://127.0.0.1:53682/callback"
@@ -79,11 +76,9 @@ class OperatorSdkTests(LiveServerTestCase):
             role=Role.MEMBER, user=make_user(email="bob@acme.test"), organization=self.organization
         )
         self.module = make_module(organization=self.organization, title="Forklift safety")
-        self.source = create_source(
+        self.source = make_source(
             organization=self.organization,
             title="Warehouse handbook",
-            kind=SourceKind.TEXT,
-            origin="",
             text="Forklift drivers complete safety training before their first shift.\n\n"
             "Inspections happen every morning.",
         )
@@ -162,13 +157,7 @@ class OperatorSdkTests(LiveServerTestCase):
         self.assertIn("mcp:operator.read", storage.tokens.scope.split())
 
     def test_2025_initialize_is_refused_with_supported_versions(self) -> None:
-        token = issue_access_token(
-            user_id=self.membership.user.pk,
-            organization_id=str(self.organization.id),
-            client_id="sdk-legacy-test",
-            scopes=[SCOPE_OPERATOR_READ],
-            expires_in=600,
-        )
+        token = token_for(self.membership, client_id="sdk-legacy-test", expires_in=600)
 
         errors: list[MCPError] = []
 
@@ -188,13 +177,7 @@ class OperatorSdkTests(LiveServerTestCase):
         self.assertEqual(error.error.data["supported"], ["2026-07-28"])
 
     def test_2025_initialize_is_answered_400_on_the_wire(self) -> None:
-        token = issue_access_token(
-            user_id=self.membership.user.pk,
-            organization_id=str(self.organization.id),
-            client_id="sdk-legacy-test",
-            scopes=[SCOPE_OPERATOR_READ],
-            expires_in=600,
-        )
+        token = token_for(self.membership, client_id="sdk-legacy-test", expires_in=600)
         response = httpx.post(
             self.endpoint,
             json=legacy_initialize(request_id=0),

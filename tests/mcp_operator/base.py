@@ -19,10 +19,8 @@ import jsonschema
 from django.test import TestCase
 
 from mcp_operator.tools import TOOLS
-from oauth.tokens import issue_access_token
-from operator_core.scopes import SCOPE_OPERATOR_READ
-from organizations.models import Membership, Module, Organization, Source, SourceKind
-from organizations.services import create_source
+from organizations.models import Membership, Module, Source
+from tests.factories import token_for
 from tests.mcp_requests import CLIENT_META, envelope, post_mcp
 from tests.support import validate_against_mcp_schema
 
@@ -39,7 +37,6 @@ def _output_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator
 OUTPUT_VALIDATORS = {tool.name: _output_validator(tool.output_schema) for tool in TOOLS}
 KNOWLEDGE_TOOLS = {tool.name for tool in TOOLS if tool.knowledge}
 _request_ids = itertools.count(1)
-_source_numbers = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -69,30 +66,6 @@ class ToolResult:
         return self.error["code"] if self.error else None
 
 
-def access_token_for(membership: Membership, *, organization_id: str | None = None) -> str:
-    return issue_access_token(
-        user_id=membership.user_id,
-        organization_id=organization_id or str(membership.organization_id),
-        client_id="test-client",
-        scopes=[SCOPE_OPERATOR_READ],
-        expires_in=3600,
-    )
-
-
-def make_processed_source(
-    *, organization: Organization, title: str | None = None, text: str = "", kind: SourceKind = SourceKind.TEXT
-) -> Source:
-    """A processed source (chunks and search index built by the real service)."""
-    number = next(_source_numbers)
-    return create_source(
-        organization=organization,
-        title=title or f"Source {number}",
-        kind=kind,
-        origin=f"source-{number}.txt" if kind == SourceKind.FILE else "",
-        text=text or f"Paragraph {number} about onboarding checklists and safety training.",
-    )
-
-
 class OperatorEndpointTestCase(TestCase):
     def post_tool_call(self, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """POST one tools/call and return the JSON-RPC response body (asserted 200)."""
@@ -103,7 +76,7 @@ class OperatorEndpointTestCase(TestCase):
 
     def call_tool(self, membership: Membership, name: str, **arguments: Any) -> ToolResult:
         """Call `name` as `membership`'s person with a token bound to its organization."""
-        return self.call_tool_with_token(access_token_for(membership), name, **arguments)
+        return self.call_tool_with_token(token_for(membership), name, **arguments)
 
     def call_tool_with_token(self, token: str, name: str, **arguments: Any) -> ToolResult:
         payload = self.post_tool_call(token, name, arguments)

@@ -5,15 +5,15 @@ import uuid
 from operator_core.errors import ErrorCode
 from organizations.models import Membership, Role
 from organizations.services import record_role_change, remove_membership
-from tests.factories import make_membership, make_module, make_organization, make_user
-from tests.mcp_operator.base import OperatorEndpointTestCase, access_token_for
+from tests.factories import make_membership, make_module, make_organization, make_user, token_for
+from tests.mcp_operator.base import OperatorEndpointTestCase
 
 
 class RoleRecheckTests(OperatorEndpointTestCase):
     def setUp(self) -> None:
         self.member = make_membership(role=Role.MEMBER)
         self.module = make_module(organization=self.member.organization)
-        self.token = access_token_for(self.member)
+        self.token = token_for(self.member)
 
     def test_member_demoted_to_learner_is_forbidden_on_next_call(self) -> None:
         before = self.call_tool_with_token(self.token, "get_module", moduleId=str(self.module.id))

@@ -8,9 +8,8 @@ from django.test import TestCase, override_settings
 from oauth.tokens import ALGORITHM, key_id, verify_access_token
 from operator_core.scopes import SCOPE_OPERATOR_WRITE
 from organizations.models import Role
-from tests.factories import make_membership, make_user
+from tests.factories import make_membership, make_user, token_for
 from tests.mcp_requests import OPERATOR_PATH, envelope, post_mcp
-from tests.operator_tokens import token_for
 
 RESOURCE_METADATA = 'resource_metadata="http://testserver/.well-known/oauth-protected-resource/api/mcp/operator"'
 SCOPE_PARAM = 'scope="mcp:operator.read"'

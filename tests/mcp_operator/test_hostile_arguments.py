@@ -11,9 +11,9 @@ from django.test import override_settings
 
 from mcp_operator.tools import TOOLS
 from operator_core.errors import ErrorCode
-from tests.factories import make_membership, make_module
+from tests.factories import make_membership, make_module, make_source
 from tests.hostile import hostile_object
-from tests.mcp_operator.base import OperatorEndpointTestCase, make_processed_source
+from tests.mcp_operator.base import OperatorEndpointTestCase
 
 CALLS_PER_TOOL = 60
 ARGUMENT_NAMES = [
@@ -44,7 +44,7 @@ class HostileArgumentTests(OperatorEndpointTestCase):
     def test_hostile_arguments_get_documented_errors(self) -> None:
         member = make_membership()
         make_module(organization=member.organization)
-        make_processed_source(organization=member.organization)
+        make_source(organization=member.organization)
         rng = random.Random(20261121)
         codes: set[str | None] = set()
 

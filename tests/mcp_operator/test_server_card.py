@@ -3,9 +3,8 @@
 from django.test import TestCase
 
 from mcp_operator.tools import TOOLS
-from tests.factories import make_membership
+from tests.factories import make_membership, token_for
 from tests.mcp_requests import PROTOCOL_VERSION, envelope, post_mcp
-from tests.operator_tokens import token_for
 from tests.support import validate_against_mcp_schema, validate_server_card
 
 CARD_PATH = "/.well-known/mcp/server-card.json"

@@ -1,8 +1,8 @@
 """`tools/list` of the operator endpoint: the five tools of docs/tools.md, in order."""
 
 from organizations.models import Role
-from tests.factories import make_membership
-from tests.mcp_operator.base import OperatorEndpointTestCase, access_token_for
+from tests.factories import make_membership, token_for
+from tests.mcp_operator.base import OperatorEndpointTestCase
 from tests.mcp_requests import envelope, post_mcp
 from tests.support import validate_against_mcp_schema
 
@@ -12,7 +12,7 @@ READ_ONLY = {"readOnlyHint": True, "idempotentHint": True, "destructiveHint": Fa
 
 class ToolListTests(OperatorEndpointTestCase):
     def list_tools(self) -> list[dict]:
-        token = access_token_for(make_membership(role=Role.MEMBER))
+        token = token_for(make_membership(role=Role.MEMBER))
         response = post_mcp(self.client, envelope("tools/list"), token=token)
         self.assertEqual(response.status_code, 200, response.content)
         validate_against_mcp_schema(response.json(), "ListToolsResultResponse")

@@ -7,9 +7,8 @@ from django.test import TestCase, override_settings
 from django.utils.http import http_date
 
 from organizations.models import Role
-from tests.factories import make_membership
+from tests.factories import make_membership, token_for
 from tests.mcp_requests import OPERATOR_PATH, PROTOCOL_VERSION, envelope, post_mcp
-from tests.operator_tokens import token_for
 
 ANNOUNCED = datetime(2026, 9, 1, tzinfo=UTC)
 SUNSET = datetime.now(UTC).replace(microsecond=0) + timedelta(days=120)

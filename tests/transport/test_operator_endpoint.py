@@ -6,9 +6,8 @@ from django.test import TestCase
 
 from mcp_operator.tools import TOOLS
 from organizations.models import Role
-from tests.factories import make_membership, make_module
+from tests.factories import make_membership, make_module, token_for
 from tests.mcp_requests import PROTOCOL_VERSION, envelope, legacy_initialize, post_mcp
-from tests.operator_tokens import token_for
 from tests.support import validate_against_mcp_schema
 
 SERVER_INFO = {"name": "service-operator", "title": "Service Operator", "version": "1.0.0"}

@@ -3,8 +3,8 @@ import uuid
 from operator_core.errors import ErrorCode
 from organizations.models import Role, SourceKind
 from organizations.services import register_source
-from tests.factories import make_membership, make_organization
-from tests.mcp_operator.base import OperatorEndpointTestCase, make_processed_source
+from tests.factories import make_membership, make_organization, make_source
+from tests.mcp_operator.base import OperatorEndpointTestCase
 
 
 def long_text(paragraphs: int) -> str:
@@ -18,7 +18,7 @@ class FetchKnowledgeToolTests(OperatorEndpointTestCase):
     def setUp(self) -> None:
         self.member = make_membership(role=Role.MEMBER)
         self.organization = self.member.organization
-        self.source = make_processed_source(organization=self.organization, title="Rules", text=long_text(5))
+        self.source = make_source(organization=self.organization, title="Rules", text=long_text(5))
 
     def test_returns_the_first_chunks_and_where_to_continue(self) -> None:
         result = self.call_tool(self.member, "fetch_knowledge", sourceId=str(self.source.id), maxChunks=2)
@@ -51,7 +51,7 @@ class FetchKnowledgeToolTests(OperatorEndpointTestCase):
         self.assertEqual(result.error["field"], "startChunk")
 
     def test_source_of_another_organization_answers_not_found(self) -> None:
-        foreign = make_processed_source(organization=make_organization())
+        foreign = make_source(organization=make_organization())
 
         result = self.call_tool(self.member, "fetch_knowledge", sourceId=str(foreign.id))
 
@@ -61,7 +61,7 @@ class FetchKnowledgeToolTests(OperatorEndpointTestCase):
 
     def test_unknown_source_answers_the_same_not_found(self) -> None:
         foreign = self.call_tool(
-            self.member, "fetch_knowledge", sourceId=str(make_processed_source(organization=make_organization()).id)
+            self.member, "fetch_knowledge", sourceId=str(make_source(organization=make_organization()).id)
         )
 
         unknown = self.call_tool(self.member, "fetch_knowledge", sourceId=str(uuid.uuid4()))

@@ -2,8 +2,8 @@ import uuid
 
 from operator_core.errors import ErrorCode
 from organizations.models import Role
-from tests.factories import make_membership, make_module
-from tests.mcp_operator.base import OperatorEndpointTestCase, make_processed_source
+from tests.factories import make_membership, make_module, make_source
+from tests.mcp_operator.base import OperatorEndpointTestCase
 
 
 class GetModuleToolTests(OperatorEndpointTestCase):
@@ -13,7 +13,7 @@ class GetModuleToolTests(OperatorEndpointTestCase):
 
     def test_returns_the_module_with_its_sections_in_order_and_its_sources(self) -> None:
         module = make_module(organization=self.organization, sections=[("First", "# One"), ("Second", "Two")])
-        source = make_processed_source(organization=self.organization, title="Handbook")
+        source = make_source(organization=self.organization, title="Handbook")
         module.sources.add(source)
 
         result = self.call_tool(self.member, "get_module", moduleId=str(module.id))
@@ -67,7 +67,7 @@ class GetModuleToolTests(OperatorEndpointTestCase):
     def test_a_module_costs_five_queries(self) -> None:
         module = make_module(organization=self.organization, sections=[("a", "a"), ("b", "b"), ("c", "c")])
         for _ in range(3):
-            module.sources.add(make_processed_source(organization=self.organization))
+            module.sources.add(make_source(organization=self.organization))
 
         # user, membership, module, prefetched sections, prefetched sources
         with self.assertNumQueries(5):

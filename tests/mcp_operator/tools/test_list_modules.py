@@ -3,12 +3,8 @@ from datetime import UTC, datetime
 from mcp_operator.tools.payloads import timestamp
 from operator_core.errors import ErrorCode
 from organizations.models import ModuleStatus, Role
-from tests.factories import make_membership, make_module, make_organization
-from tests.mcp_operator.base import (
-    OperatorEndpointTestCase,
-    make_processed_source,
-    set_module_updated_at,
-)
+from tests.factories import make_membership, make_module, make_organization, make_source
+from tests.mcp_operator.base import OperatorEndpointTestCase, set_module_updated_at
 
 NOON = datetime(2026, 7, 28, 12, 0, tzinfo=UTC)
 
@@ -57,7 +53,7 @@ class ListModulesToolTests(OperatorEndpointTestCase):
         self.assertEqual([m["id"] for m in result.structured["modules"]], expected)
 
     def test_lists_the_ids_of_the_sources_a_module_was_built_from(self) -> None:
-        source = make_processed_source(organization=self.organization)
+        source = make_source(organization=self.organization)
         module = self._module(minutes=1)
         module.sources.add(source)
 
@@ -184,7 +180,7 @@ class ListModulesToolTests(OperatorEndpointTestCase):
 
     def test_a_page_of_modules_costs_four_queries(self) -> None:
         for minute in range(5):
-            self._module(minutes=minute).sources.add(make_processed_source(organization=self.organization))
+            self._module(minutes=minute).sources.add(make_source(organization=self.organization))
 
         # user, membership, modules with section counts, prefetched sources
         with self.assertNumQueries(4):

@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 from operator_core.errors import ErrorCode
 from organizations.models import Role, SourceKind
 from organizations.services import register_source
-from tests.factories import make_membership, make_module, make_organization
-from tests.mcp_operator.base import OperatorEndpointTestCase, make_processed_source, set_source_processed_at
+from tests.factories import make_membership, make_module, make_organization, make_source
+from tests.mcp_operator.base import OperatorEndpointTestCase, set_source_processed_at
 
 NOON = datetime(2026, 7, 28, 12, 0, tzinfo=UTC)
 
@@ -15,7 +15,7 @@ class ListSourcesToolTests(OperatorEndpointTestCase):
         self.organization = self.member.organization
 
     def _source(self, *, minutes: int, **fields: object):
-        source = make_processed_source(organization=self.organization, **fields)
+        source = make_source(organization=self.organization, **fields)
         return set_source_processed_at(source, NOON.replace(minute=minutes))
 
     def test_lists_processed_sources_newest_first_with_their_sizes(self) -> None:
@@ -48,7 +48,7 @@ class ListSourcesToolTests(OperatorEndpointTestCase):
         self.assertEqual(result.structured["sources"], [])
 
     def test_sources_of_another_organization_are_never_listed(self) -> None:
-        make_processed_source(organization=make_organization())
+        make_source(organization=make_organization())
 
         result = self.call_tool(self.member, "list_sources")
 

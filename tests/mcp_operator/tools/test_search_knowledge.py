@@ -2,8 +2,8 @@ import uuid
 
 from operator_core.errors import ErrorCode
 from organizations.models import Role
-from tests.factories import make_membership, make_organization
-from tests.mcp_operator.base import OperatorEndpointTestCase, make_processed_source
+from tests.factories import make_membership, make_organization, make_source
+from tests.mcp_operator.base import OperatorEndpointTestCase
 
 
 class SearchKnowledgeToolTests(OperatorEndpointTestCase):
@@ -12,10 +12,8 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
         self.organization = self.member.organization
 
     def test_finds_the_chunks_that_contain_the_words(self) -> None:
-        source = make_processed_source(
-            organization=self.organization, title="Safety", text="Forklift operators wear helmets."
-        )
-        make_processed_source(organization=self.organization, text="Payroll runs on Fridays.")
+        source = make_source(organization=self.organization, title="Safety", text="Forklift operators wear helmets.")
+        make_source(organization=self.organization, text="Payroll runs on Fridays.")
 
         result = self.call_tool(self.member, "search_knowledge", query="forklift helmets")
 
@@ -31,7 +29,7 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
 
     def test_the_same_query_returns_the_same_list(self) -> None:
         for _ in range(4):
-            make_processed_source(organization=self.organization, text="Helmets are required on site.")
+            make_source(organization=self.organization, text="Helmets are required on site.")
 
         first = self.call_tool(self.member, "search_knowledge", query="helmets")
         second = self.call_tool(self.member, "search_knowledge", query="helmets")
@@ -40,15 +38,15 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
         self.assertEqual(len(first.structured["results"]), 4)
 
     def test_source_ids_narrow_the_search(self) -> None:
-        wanted = make_processed_source(organization=self.organization, text="Helmets on site.")
-        make_processed_source(organization=self.organization, text="Helmets in the office.")
+        wanted = make_source(organization=self.organization, text="Helmets on site.")
+        make_source(organization=self.organization, text="Helmets in the office.")
 
         result = self.call_tool(self.member, "search_knowledge", query="helmets", sourceIds=[str(wanted.id)])
 
         self.assertEqual([hit["sourceId"] for hit in result.structured["results"]], [str(wanted.id)])
 
     def test_source_ids_of_another_organization_match_nothing(self) -> None:
-        foreign = make_processed_source(organization=make_organization(), text="Helmets everywhere.")
+        foreign = make_source(organization=make_organization(), text="Helmets everywhere.")
 
         result = self.call_tool(self.member, "search_knowledge", query="helmets", sourceIds=[str(foreign.id)])
 
@@ -56,7 +54,7 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
         self.assertEqual(result.structured["results"], [])
 
     def test_chunks_of_another_organization_are_never_found(self) -> None:
-        make_processed_source(organization=make_organization(), text="Helmets everywhere.")
+        make_source(organization=make_organization(), text="Helmets everywhere.")
 
         result = self.call_tool(self.member, "search_knowledge", query="helmets")
 
@@ -64,7 +62,7 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
 
     def test_limit_caps_the_results(self) -> None:
         for _ in range(3):
-            make_processed_source(organization=self.organization, text="Helmets are required.")
+            make_source(organization=self.organization, text="Helmets are required.")
 
         result = self.call_tool(self.member, "search_knowledge", query="helmets", limit=2)
 
@@ -120,7 +118,7 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
 
     def test_a_search_costs_three_queries(self) -> None:
         for _ in range(5):
-            make_processed_source(organization=self.organization, text="Helmets are required on site.")
+            make_source(organization=self.organization, text="Helmets are required on site.")
 
         # user, membership, one search
         with self.assertNumQueries(3):
