@@ -6,12 +6,15 @@ organization) and goes through a service wherever one keeps an invariant.
 
 import functools
 import itertools
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 
+from agent_auth.models import IdempotencyRecord, IdempotencyState
 from oauth.tokens import issue_access_token
 from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source, SourceKind
 
@@ -121,4 +124,28 @@ def make_source(
         kind=kind,
         origin=origin,
         text=text if text is not None else f"Paragraph {number} about onboarding checklists and safety training.",
+    )
+
+
+def make_idempotency_record(
+    *,
+    endpoint: str = "start",
+    key: str | None = None,
+    fingerprint: str = "f" * 64,
+    state: IdempotencyState = IdempotencyState.IN_FLIGHT,
+    response_status: int | None = None,
+    created_at: datetime | None = None,
+    expires_at: datetime | None = None,
+) -> IdempotencyRecord:
+    """An Idempotency-Key record, kept 24 hours from `created_at` (now) unless `expires_at` says otherwise."""
+    number = _next()
+    created_at = created_at or timezone.now()
+    return IdempotencyRecord.objects.create(
+        endpoint=endpoint,
+        key=key or f"key-{number}",
+        fingerprint=fingerprint,
+        state=state,
+        response_status=response_status,
+        created_at=created_at,
+        expires_at=expires_at or created_at + timedelta(hours=24),
     )

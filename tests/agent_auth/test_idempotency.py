@@ -7,7 +7,7 @@ from django.utils import timezone
 from agent_auth.idempotency import IN_FLIGHT_TIMEOUT_SECONDS, body_fingerprint
 from agent_auth.models import Claim, IdempotencyRecord, IdempotencyState
 from tests.agent_auth.support import HeadlessTestCase, wrong_code
-from tests.factories import make_membership
+from tests.factories import make_idempotency_record, make_membership
 
 
 class IdempotentStartTests(HeadlessTestCase):
@@ -37,13 +37,11 @@ class IdempotentStartTests(HeadlessTestCase):
     def test_same_key_while_the_first_request_runs_answers_request_in_progress(self) -> None:
         user = make_membership().user
         now = timezone.now()
-        IdempotencyRecord.objects.create(
-            endpoint="start",
+        make_idempotency_record(
             key="key-1",
             fingerprint=body_fingerprint({"email": user.email}),
             state=IdempotencyState.IN_FLIGHT,
             created_at=now,
-            expires_at=now + timedelta(hours=24),
         )
 
         response = self.start(user.email, idempotency_key="key-1")
@@ -56,13 +54,11 @@ class IdempotentStartTests(HeadlessTestCase):
     def test_first_request_abandoned_for_over_a_minute_is_taken_over(self) -> None:
         user = make_membership().user
         started = timezone.now() - timedelta(seconds=IN_FLIGHT_TIMEOUT_SECONDS + 1)
-        IdempotencyRecord.objects.create(
-            endpoint="start",
+        make_idempotency_record(
             key="key-1",
             fingerprint=body_fingerprint({"email": user.email}),
             state=IdempotencyState.IN_FLIGHT,
             created_at=started,
-            expires_at=started + timedelta(hours=24),
         )
 
         response = self.start(user.email, idempotency_key="key-1")
@@ -85,14 +81,12 @@ class IdempotentStartTests(HeadlessTestCase):
     def test_key_older_than_24_hours_is_forgotten(self) -> None:
         user = make_membership().user
         long_ago = timezone.now() - timedelta(hours=25)
-        IdempotencyRecord.objects.create(
-            endpoint="start",
+        make_idempotency_record(
             key="key-1",
             fingerprint=body_fingerprint({"email": "someone-else@example.test"}),
             state=IdempotencyState.DONE,
             response_status=202,
             created_at=long_ago,
-            expires_at=long_ago + timedelta(hours=24),
         )
 
         response = self.start(user.email, idempotency_key="key-1")

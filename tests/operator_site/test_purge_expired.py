@@ -9,17 +9,11 @@ from django.utils import timezone
 
 from agent_auth.models import Claim, IdempotencyRecord
 from oauth.models import Application, RedeemedCode
+from tests.factories import make_idempotency_record
 
 
 def _claim(*, expired_for: timedelta, token: str) -> Claim:
     return Claim.objects.create(token_hash=token, code_hash="x" * 64, expires_at=timezone.now() - expired_for)
-
-
-def _record(*, expires_in: timedelta, key: str) -> IdempotencyRecord:
-    now = timezone.now()
-    return IdempotencyRecord.objects.create(
-        endpoint="start", key=key, fingerprint="f" * 64, created_at=now, expires_at=now + expires_in
-    )
 
 
 def _redeemed_code(*, expires_in: timedelta, checksum: str, application: Application) -> RedeemedCode:
@@ -44,8 +38,8 @@ class PurgeExpiredTests(TestCase):
         self.assertTrue(Claim.objects.filter(pk=recent.pk).exists())
 
     def test_idempotency_records_past_their_24_hours_are_deleted(self) -> None:
-        expired = _record(expires_in=timedelta(seconds=-1), key="old")
-        live = _record(expires_in=timedelta(hours=23), key="new")
+        expired = make_idempotency_record(key="old", expires_at=timezone.now() - timedelta(seconds=1))
+        live = make_idempotency_record(key="new", expires_at=timezone.now() + timedelta(hours=23))
 
         self.purge()
 
