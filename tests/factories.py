@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from agent_auth.models import IdempotencyRecord, IdempotencyState
 from oauth.tokens import issue_access_token
+from operator_core.scopes import SCOPE_OPERATOR_READ
 from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source, SourceKind
 
 _counter = itertools.count(1)
@@ -67,7 +68,7 @@ def make_membership(
 def token_for(
     membership: Membership,
     *,
-    scopes: tuple[str, ...] = (settings.SCOPE_OPERATOR_READ,),
+    scopes: tuple[str, ...] = (SCOPE_OPERATOR_READ,),
     expires_in: int = 3600,
     client_id: str = TEST_CLIENT_ID,
 ) -> str:
