@@ -25,9 +25,10 @@ from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, Redirec
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
-from operator_core.rate_limits import seconds_until_allowed
+from operator_core.rate_limits import FixedWindowLimiter
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
+SIGN_IN_WINDOW_SECONDS = 60
 
 
 def sign_in_email_key(email: str) -> str:
@@ -42,13 +43,14 @@ def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
     or many accounts from one address, is limited either way (docs/development/decisions.md#limits).
     The email is hashed into the cache key: no address is stored in clear.
     """
-    rate = f"{operator_settings().sign_in_attempts_per_minute}/m"
-    email_key = sign_in_email_key(email)
-    waits = [
-        seconds_until_allowed(request, group=f"{SIGN_IN_RATE_GROUP}.ip", key=client_ip(request), rate=rate),
-        seconds_until_allowed(request, group=f"{SIGN_IN_RATE_GROUP}.email", key=email_key, rate=rate),
-    ]
-    if any(waits):
+    limit = operator_settings().sign_in_attempts_per_minute
+    per_ip = FixedWindowLimiter(group=f"{SIGN_IN_RATE_GROUP}.ip", limit=limit, period_seconds=SIGN_IN_WINDOW_SECONDS)
+    per_email = FixedWindowLimiter(
+        group=f"{SIGN_IN_RATE_GROUP}.email", limit=limit, period_seconds=SIGN_IN_WINDOW_SECONDS
+    )
+    counts = [per_ip.count(client_ip(request)), per_email.count(sign_in_email_key(email))]
+    waits = [counted.retry_after_seconds for counted in counts if counted.exceeded]
+    if waits:
         raise RateLimited("Too many sign-in attempts. Wait a minute and try again.", retry_after_seconds=max(waits))
 
 

@@ -1,30 +1,173 @@
-"""Fixed-window request budgets on Django's cache, through django-ratelimit.
+"""The one fixed-window rate limiter of the service, on Django's default cache.
 
-Shared by every per-IP or per-key limit outside the tool calls: sign-in, the
-headless endpoints and the docs endpoint. Counts live in Django's cache: Redis
-when `REDIS_URL` is set, so every worker shares them; the embedded default is
-one process. The client address comes from `operator_core.client_ip`
-(REMOTE_ADDR unless trusted proxies are configured).
+Every request budget counts through `FixedWindowLimiter`: tool calls
+(`mcp_operator.limits`), sign-in per IP address and per email, the headless
+endpoints and the docs endpoint (docs/limits.md).
+
+Window semantics: a window is anchored at the first count of its key. That
+count opens a window of `period_seconds`; every count until it ends adds to the
+same counter; the first count after it ends opens the next one. Refused
+attempts count too. Over the limit, the seconds left in the current window
+(at least 1) are the `Retry-After` / `retryAfterSeconds`. Anchoring at the key
+rather than on the wall clock means a burst that starts on a fresh key always
+falls into one window: no test, and no client, ever straddles an edge it did not
+open itself.
+
+Where the counts live:
+
+- Redis (the default cache is `django.core.cache.backends.redis.RedisCache`):
+  one Lua script per count, one round trip, atomic across every gunicorn worker
+  and machine. The counter is a plain integer under Django's own key
+  (`make_and_validate_key`), and the window's end is the key's absolute expiry
+  (`SET ... PXAT`, read back with `PEXPIRETIME`, Redis 7.0 or later), so Redis
+  drops the counter when its window ends.
+- Any other cache (the embedded default is the per-process local-memory cache):
+  the window's end and count as one value, read and rewritten under a process
+  lock. That cache is itself one process's, so the lock makes the count exact
+  wherever the cache is shared.
+
+The clock: the window's start and end are read from the limiter's `clock`, or,
+when none is given, from this module's `clock` (`time.time`). Tests replace the
+module's `clock` to pin or advance time instead of sleeping to a window edge
+(`tests/support.py`, `pinned_clock`). On Redis a pinned clock must not lie in
+the past by more than a window: the counter's expiry is set from it.
 """
 
+from __future__ import annotations
+
+import functools
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
-from django_ratelimit.core import get_usage
 
 from operator_core.client_ip import client_ip
 from operator_core.errors import RateLimited
 
+Clock = Callable[[], float]
+# The default clock of every limiter; tests replace it (see the module docstring).
+clock: Clock = time.time
 
-def seconds_until_allowed(request: HttpRequest, *, group: str, key: str, rate: str) -> int:
-    """Count this request under `key` in `group`: 0 while within `rate` ("10/m", "60/h"),
-    otherwise the seconds left in the current window (at least 1)."""
-    usage = get_usage(request, group=group, key=lambda _group, _request: key, rate=rate, increment=True)
-    if usage is None or not usage["should_limit"]:
-        return 0
-    return max(1, int(usage["time_left"]))
+KEY_PREFIX = "rate_limits"
+PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+# Count one under KEYS[1] at ARGV[1] (ms); a missing or ended window opens a new one
+# of ARGV[2] ms. Returns the count and the window's end (ms).
+_COUNT_SCRIPT = """
+local now = tonumber(ARGV[1])
+local ends = redis.call('PEXPIRETIME', KEYS[1])
+if ends < 0 or ends <= now then
+  ends = now + tonumber(ARGV[2])
+  redis.call('SET', KEYS[1], 1, 'PXAT', ends)
+  return {1, ends}
+end
+return {redis.call('INCR', KEYS[1]), ends}
+"""
+
+# Serializes the read-and-rewrite of a window on a cache without scripts.
+_LOCAL_LOCK = threading.Lock()
+
+
+@functools.cache
+def _redis_client(location: str) -> redis.Redis:
+    return redis.Redis.from_url(location)
+
+
+def default_redis_client() -> redis.Redis | None:
+    """The Redis client behind Django's default cache, or None when that cache is not Redis.
+
+    One client (one connection pool) per process, shared with every other script
+    that counts in the default cache (the concurrency slots of `mcp_operator`).
+    """
+    # `cache` is a proxy; the backend behind it tells which counting applies.
+    if not isinstance(caches["default"], RedisCache):
+        return None
+    return _redis_client(settings.CACHES["default"]["LOCATION"])
+
+
+@functools.cache
+def _count_script(client: redis.Redis) -> redis.commands.core.Script:
+    return client.register_script(_COUNT_SCRIPT)
+
+
+@dataclass(frozen=True)
+class WindowCount:
+    """One count: the window's total so far (this one included) and what is left of it."""
+
+    count: int
+    limit: int
+    seconds_left: float
+
+    @property
+    def exceeded(self) -> bool:
+        return self.count > self.limit
+
+    @property
+    def retry_after_seconds(self) -> int:
+        """Whole seconds left in the window, at least 1 (a `Retry-After` of 0 invites a retry loop)."""
+        return max(1, math.ceil(self.seconds_left))
+
+
+@dataclass(frozen=True)
+class FixedWindowLimiter:
+    """At most `limit` counts per key in each window of `period_seconds`, under `group`."""
+
+    group: str
+    limit: int
+    period_seconds: int
+    clock: Clock | None = None
+
+    def cache_key(self, key: str) -> str:
+        """The counter's key before Django's cache adds its prefix and version."""
+        return f"{KEY_PREFIX}:{self.group}:{key}"
+
+    def count(self, key: str) -> WindowCount:
+        """Count one attempt under `key`, admitted or not; atomic wherever the cache is shared."""
+        now = (self.clock or clock)()
+        client = default_redis_client()
+        if client is not None:
+            count, ends_ms = _count_script(client)(
+                keys=[cache.make_and_validate_key(self.cache_key(key))],
+                args=[math.floor(now * 1000), self.period_seconds * 1000],
+            )
+            return WindowCount(count=int(count), limit=self.limit, seconds_left=int(ends_ms) / 1000 - now)
+        return self._count_locally(self.cache_key(key), now)
+
+    def _count_locally(self, key: str, now: float) -> WindowCount:
+        with _LOCAL_LOCK:
+            ends, count = cache.get(key) or (now, 0)
+            if ends <= now:
+                ends, count = now + self.period_seconds, 0
+            count += 1
+            # the cache's own expiry only collects windows that ended: `ends` decides
+            cache.set(key, (ends, count), timeout=self.period_seconds)
+        return WindowCount(count=count, limit=self.limit, seconds_left=ends - now)
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """`"10/m"` -> (10, 60): the limit and the window in seconds (units s, m, h, d)."""
+    limit, _, unit = rate.partition("/")
+    if unit not in PERIODS:
+        raise ValueError(f"rate {rate!r} is not <count>/<s|m|h|d>")
+    return int(limit), PERIODS[unit]
+
+
+def require_within_limit(limiter: FixedWindowLimiter, key: str, *, message: str) -> None:
+    """Count one attempt under `key`; raise `RateLimited` once over the limit."""
+    counted = limiter.count(key)
+    if counted.exceeded:
+        raise RateLimited(message, retry_after_seconds=counted.retry_after_seconds)
 
 
 def require_within_ip_limit(request: HttpRequest, *, group: str, rate: str, message: str) -> None:
     """Count this request against the client's address; raise `RateLimited` once over `rate`."""
-    retry_after = seconds_until_allowed(request, group=group, key=client_ip(request), rate=rate)
-    if retry_after:
-        raise RateLimited(message, retry_after_seconds=retry_after)
+    limit, period_seconds = parse_rate(rate)
+    limiter = FixedWindowLimiter(group=group, limit=limit, period_seconds=period_seconds)
+    require_within_limit(limiter, client_ip(request), message=message)

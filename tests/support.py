@@ -1,4 +1,4 @@
-"""Shared test plumbing: real-component switches and schema validation.
+"""Shared test plumbing: real-component switches, schema validation and the limiters' clock.
 
 Tests that need a real browser or Redis skip when it is missing on a developer
 machine. CI names the components each run must have in
@@ -6,17 +6,21 @@ OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `redis`, or `all`),
 which turns the matching skips into failures (docs/development/code-style.md#tests).
 """
 
+import contextlib
 import json
 import os
 import shutil
 import time
 import unittest
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import jsonschema
-from django_ratelimit.core import _get_window
+
+from operator_core import rate_limits
 
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
 MCP_SCHEMA_PATH = SHARED_DIR / "schemas" / "mcp-2026-07-28.schema.json"
@@ -74,14 +78,27 @@ def validate_server_card(instance: Any) -> None:
     compiled_validator(SERVER_CARD_SCHEMA_PATH, "ServerCard").validate(instance)
 
 
-def start_in_a_fresh_window(key_value: str, *, period_seconds: int, needed_seconds: float = 10) -> None:
-    """Wait for a new django-ratelimit window for `key_value` unless `needed_seconds` remain in this one.
+class PinnedClock:
+    """A clock that stands still until told to move: `advance(seconds)`."""
 
-    Windows are fixed, and django-ratelimit shifts each key's window by a hash of
-    the key, so a burst that straddles its end would be counted in two windows.
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@contextlib.contextmanager
+def pinned_clock(at: float | None = None) -> Iterator[PinnedClock]:
+    """Stop the clock of every rate limiter (`operator_core.rate_limits.clock`) at `at`, by default now.
+
+    Every count of the block then falls at the same moment, inside one window,
+    however slow the machine; `advance` moves to a later one. On Redis the
+    counter's expiry is set from this clock, so pin it at or after the real time.
     """
-    # _get_window gives the window's last whole second, which still belongs to it:
-    # the next window starts one second later.
-    remaining = _get_window(key_value, period_seconds) + 1 - time.time()
-    if remaining < needed_seconds:
-        time.sleep(remaining + 0.1)
+    pinned = PinnedClock(time.time() if at is None else at)
+    with mock.patch.object(rate_limits, "clock", pinned):
+        yield pinned

@@ -149,7 +149,8 @@ class SmtpMixin:
         self.address = fresh_address()
         # Per-IP counts live in the cache (Redis in CI), which outlives a test run: a
         # prefix of this test's own keeps them from leaking between tests and runs.
-        self.enterContext(override_settings(RATELIMIT_CACHE_PREFIX=f"rl:test:{uuid.uuid4().hex}:"))
+        own_keys = {**settings.CACHES["default"], "KEY_PREFIX": f"rl:test:{uuid.uuid4().hex}:"}
+        self.enterContext(override_settings(CACHES={"default": own_keys}))
 
     def clear_inbox(self) -> None:
         """Forget what was received, once every email handed over has been sent."""

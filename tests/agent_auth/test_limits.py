@@ -7,13 +7,13 @@ from django.test import override_settings
 
 from agent_auth.models import Claim, IdempotencyRecord
 from tests.agent_auth.support import COMPLETE_URL, START_URL, HeadlessTestCase, operator_overrides, post_json
-from tests.support import require_redis_url, start_in_a_fresh_window
+from tests.support import pinned_clock, require_redis_url
 
 
 class IpLimitTests(HeadlessTestCase):
     def setUp(self) -> None:
         super().setUp()
-        start_in_a_fresh_window(self.address, period_seconds=3600, needed_seconds=5)
+        self.enterContext(pinned_clock())  # every request of a test in one window
 
     def register(self, number: int, **headers: str):
         return post_json(
@@ -87,10 +87,8 @@ class SharedCountTests(HeadlessTestCase):
     def test_counts_live_in_redis_where_every_worker_sees_them(self) -> None:
         redis_url = require_redis_url()
         prefix = f"rl:shared:{uuid.uuid4().hex}:"
-        with override_settings(
-            CACHES={"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}},
-            RATELIMIT_CACHE_PREFIX=prefix,
-        ):
+        redis_cache = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+        with override_settings(CACHES={"default": {**redis_cache, "KEY_PREFIX": prefix}}):
             response = post_json(self.client, START_URL, {"email": "nobody@example.test"}, address=self.address)
 
         self.assertEqual(response.status_code, 202)

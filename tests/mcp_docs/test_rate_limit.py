@@ -5,7 +5,7 @@ from django.test import override_settings
 
 from operator_core.errors import ErrorCode
 from tests.mcp_docs.base import DocsEndpointTestCase
-from tests.support import start_in_a_fresh_window, validate_against_mcp_schema
+from tests.support import pinned_clock, validate_against_mcp_schema
 
 LIMIT = 3
 
@@ -14,7 +14,7 @@ LIMIT = 3
 class DocsRateLimitTests(DocsEndpointTestCase):
     def setUp(self) -> None:
         super().setUp()
-        start_in_a_fresh_window("127.0.0.1", period_seconds=60)
+        self.enterContext(pinned_clock())  # every request of a test in one window
 
     def test_requests_up_to_the_limit_are_served(self) -> None:
         statuses = [self.rpc("tools/list").status_code for _ in range(LIMIT)]

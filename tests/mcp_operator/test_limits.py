@@ -6,8 +6,6 @@ through the endpoint: a slow call can't be made inside one synchronous test
 client. Across gunicorn workers and Redis, see test_limits_multiprocess.
 """
 
-import time
-
 from django.conf import settings
 from django.core.cache import cache
 from django.test import override_settings
@@ -19,6 +17,7 @@ from organizations.models import Role
 from organizations.services import record_role_change
 from tests.factories import make_membership, make_user
 from tests.mcp_operator.base import OperatorEndpointTestCase
+from tests.support import pinned_clock
 
 
 def with_limits(*, per_minute: int = 120, at_once: int = 4) -> override_settings:
@@ -27,17 +26,10 @@ def with_limits(*, per_minute: int = 120, at_once: int = 4) -> override_settings
     )
 
 
-def wait_for_a_fresh_window(*, needed_seconds: float = 5) -> None:
-    """Start a burst early in a rate window, so that every call of it counts in the same one."""
-    left = RATE_WINDOW_SECONDS - time.time() % RATE_WINDOW_SECONDS
-    if left < needed_seconds:
-        time.sleep(left + 0.05)
-
-
 class RateLimitTests(OperatorEndpointTestCase):
     def setUp(self) -> None:
         self.member = make_membership(role=Role.MEMBER)
-        wait_for_a_fresh_window()
+        self.enterContext(pinned_clock())  # every call of a test in one window
 
     @with_limits(per_minute=2)
     def test_calls_beyond_the_limit_per_minute_are_rate_limited(self) -> None:

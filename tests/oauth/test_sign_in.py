@@ -2,10 +2,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.test import TestCase
 
-from oauth.services import sign_in_email_key
 from operator_core.conf import operator_settings
 from tests.factories import PASSWORD, make_user
-from tests.support import start_in_a_fresh_window
+from tests.support import pinned_clock
 
 SIGN_IN = "/api/auth/sign-in"
 NEXT = "/api/auth/oauth2/authorize?client_id=abc"
@@ -14,6 +13,7 @@ NEXT = "/api/auth/oauth2/authorize?client_id=abc"
 class SignInTests(TestCase):
     def setUp(self) -> None:
         cache.clear()
+        self.enterContext(pinned_clock())  # every attempt of a test in one window
         self.user = make_user()
 
     def sign_in(self, *, email: str | None = None, password: str = PASSWORD, next_url: str = NEXT, **extra):
@@ -56,7 +56,6 @@ class SignInTests(TestCase):
 
     def test_eleventh_attempt_in_a_minute_for_one_email_is_refused_with_429(self) -> None:
         limit = operator_settings().sign_in_attempts_per_minute
-        start_in_a_fresh_window(sign_in_email_key(self.user.email), period_seconds=60)
         for number in range(limit):
             self.sign_in(password="wrong", REMOTE_ADDR=f"10.0.0.{number + 1}")
 
@@ -69,7 +68,6 @@ class SignInTests(TestCase):
 
     def test_eleventh_attempt_in_a_minute_from_one_address_is_refused_with_429(self) -> None:
         limit = operator_settings().sign_in_attempts_per_minute
-        start_in_a_fresh_window("127.0.0.1", period_seconds=60)
         for number in range(limit):
             self.sign_in(email=f"other{number}@example.test", password="wrong")
 
