@@ -15,14 +15,12 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import HttpRequest
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.views.dynamic_client_registration import _build_application_kwargs
 
 from oauth.models import Application, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
-from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
 from operator_core.rate_limits import FixedWindowLimiter
@@ -36,8 +34,8 @@ def sign_in_email_key(email: str) -> str:
     return hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()
 
 
-def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
-    """Count one sign-in attempt against the client IP and the email; raise RateLimited past the limit.
+def count_sign_in_attempt(*, client_address: str, email: str) -> None:
+    """Count one sign-in attempt against the client address and the email; raise RateLimited past the limit.
 
     Both counters always advance, so hammering one account from many addresses,
     or many accounts from one address, is limited either way (docs/development/decisions.md#limits).
@@ -48,7 +46,7 @@ def count_sign_in_attempt(request: HttpRequest, *, email: str) -> None:
     per_email = FixedWindowLimiter(
         group=f"{SIGN_IN_RATE_GROUP}.email", limit=limit, period_seconds=SIGN_IN_WINDOW_SECONDS
     )
-    counts = [per_ip.count(client_ip(request)), per_email.count(sign_in_email_key(email))]
+    counts = [per_ip.count(client_address), per_email.count(sign_in_email_key(email))]
     waits = [counted.retry_after_seconds for counted in counts if counted.exceeded]
     if waits:
         raise RateLimited("Too many sign-in attempts. Wait a minute and try again.", retry_after_seconds=max(waits))

@@ -38,6 +38,7 @@ from oauth.forms import ConsentForm, SignInForm
 from oauth.selectors import eligible_organizations, lti_key_set, require_eligible_organization
 from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
 from oauth.validators import require_operator_resource
+from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RateLimited
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
@@ -71,7 +72,7 @@ class SignInView(View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = SignInForm(request.POST)
         try:
-            count_sign_in_attempt(request, email=request.POST.get("email", ""))
+            count_sign_in_attempt(client_address=client_ip(request), email=request.POST.get("email", ""))
         except RateLimited as error:
             response = self._render(request, form, error=error.message, status=429)
             response["Retry-After"] = str(error.retry_after_seconds)

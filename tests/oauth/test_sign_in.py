@@ -1,8 +1,10 @@
 from django.conf import settings
 from django.core.cache import cache
-from django.test import TestCase
+from django.test import SimpleTestCase, TestCase
 
+from oauth.services import count_sign_in_attempt
 from operator_core.conf import operator_settings
+from operator_core.errors import RateLimited
 from tests.factories import PASSWORD, make_user
 from tests.support import pinned_clock
 
@@ -84,3 +86,29 @@ class SignInTests(TestCase):
             response = self.sign_in()
 
         self.assertEqual(response.status_code, 429)
+
+
+class CountSignInAttemptTests(SimpleTestCase):
+    """The service takes the client address and the email as plain values; the view extracts them."""
+
+    def setUp(self) -> None:
+        cache.clear()
+        self.enterContext(pinned_clock())
+
+    def test_the_address_limit_counts_across_emails(self) -> None:
+        limit = operator_settings().sign_in_attempts_per_minute
+        for number in range(limit):
+            count_sign_in_attempt(client_address="203.0.113.9", email=f"person{number}@example.test")
+
+        with self.assertRaises(RateLimited) as raised:
+            count_sign_in_attempt(client_address="203.0.113.9", email="someone@example.test")
+
+        self.assertEqual(raised.exception.retry_after_seconds, 60)
+
+    def test_the_email_limit_counts_across_addresses_and_ignores_case(self) -> None:
+        limit = operator_settings().sign_in_attempts_per_minute
+        for number in range(limit):
+            count_sign_in_attempt(client_address=f"203.0.113.{number + 1}", email="Person@Example.test")
+
+        with self.assertRaises(RateLimited):
+            count_sign_in_attempt(client_address="198.51.100.1", email="person@example.test ")
