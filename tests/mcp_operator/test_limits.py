@@ -6,6 +6,10 @@ through the endpoint: a slow call can't be made inside one synchronous test
 client. Across gunicorn workers and Redis, see test_limits_multiprocess.
 """
 
+import uuid
+from unittest import mock
+
+import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.test import override_settings
@@ -17,7 +21,7 @@ from organizations.models import Role
 from organizations.services import record_role_change
 from tests.factories import make_membership, make_user
 from tests.mcp_operator.base import OperatorEndpointTestCase
-from tests.support import pinned_clock
+from tests.support import pinned_clock, require_redis_url
 
 
 def with_limits(*, per_minute: int = 120, at_once: int = 4) -> override_settings:
@@ -138,3 +142,28 @@ class ConcurrencyLimitTests(OperatorEndpointTestCase):
             result = self.call_tool(self.member, "list_sources")
 
         self.assertIsNone(result.error_code)
+
+
+class RedisRoundTripTests(OperatorEndpointTestCase):
+    """The limits cost a tool call three Redis round trips: count the rate, take a slot, give it back."""
+
+    def setUp(self) -> None:
+        redis_url = require_redis_url()
+        redis_cache = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+        self.enterContext(override_settings(CACHES={"default": {**redis_cache, "KEY_PREFIX": uuid.uuid4().hex}}))
+        self.member = make_membership(role=Role.MEMBER)
+
+    def test_a_tool_call_makes_three_round_trips_to_redis(self) -> None:
+        self.call_tool(self.member, "list_modules")  # loads the scripts into this Redis if it lacks them
+        commands: list[str] = []
+        send = redis.Redis.execute_command
+
+        def counted(client: redis.Redis, *args: object, **options: object) -> object:
+            commands.append(str(args[0]))
+            return send(client, *args, **options)
+
+        with mock.patch.object(redis.Redis, "execute_command", counted):
+            result = self.call_tool(self.member, "list_modules")
+
+        self.assertIsNone(result.error_code)
+        self.assertEqual(commands, ["EVALSHA"] * 3)
