@@ -34,5 +34,3 @@ if REDIS_URL:
 else:
     # The embedded default serves one process, so a per-process cache is exact there.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
-RATELIMIT_VIEW = None
