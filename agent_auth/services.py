@@ -34,8 +34,9 @@ from oauth.tokens import issue_access_token
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, OperatorError
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
+from organizations.errors import IneligibleOrganization, NoEligibleOrganization, OrganizationChoiceRequired
 from organizations.models import Organization
-from organizations.selectors import eligible_organizations
+from organizations.selectors import require_eligible_organization
 
 logger = logging.getLogger(__name__)
 
@@ -140,25 +141,23 @@ def _organization_ref(organization: Organization) -> dict[str, str]:
 
 
 def _chosen_organization(user: AbstractBaseUser, organization_id: str | None) -> Organization:
-    eligible = list(eligible_organizations(user))
-    if not eligible:
-        raise Forbidden("This person is not an admin or member of any organization.")
-    if organization_id is not None:
-        for organization in eligible:
-            if str(organization.id) == str(organization_id):
-                return organization
+    # The rule is shared with the consent page; only the wording and the codes are the headless path's.
+    try:
+        return require_eligible_organization(user, organization_id=organization_id)
+    except NoEligibleOrganization:
+        raise Forbidden("This person is not an admin or member of any organization.") from None
+    except IneligibleOrganization as error:
         raise InvalidOrganization(
             "organization_id is not an organization where this person is admin or member.",
             field="organization_id",
-            organizations=[_organization_ref(organization) for organization in eligible],
-        )
-    if len(eligible) > 1:
+            organizations=[_organization_ref(organization) for organization in error.eligible],
+        ) from None
+    except OrganizationChoiceRequired as error:
         raise OrganizationRequired(
             "This person belongs to several organizations; retry with organization_id "
             "(and a new Idempotency-Key, if you send one).",
-            organizations=[_organization_ref(organization) for organization in eligible],
-        )
-    return eligible[0]
+            organizations=[_organization_ref(organization) for organization in error.eligible],
+        ) from None
 
 
 def complete_claim(*, claim_token: str, code: str, organization_id: str | None = None) -> CompletedClaim:

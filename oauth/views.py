@@ -1,7 +1,8 @@
 """HTTP edge of the authorization server: DOT's views, routed at the documented paths, with our hooks.
 
 Views parse, call one selector or service, and render. OAuth rules live in
-`oauth.validators`; who may connect lives in `oauth.selectors`.
+`oauth.validators`; who may connect to which organization lives in
+`organizations.selectors`.
 """
 
 import json
@@ -35,13 +36,15 @@ from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
 from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
 
 from oauth.forms import ConsentForm, SignInForm
-from oauth.selectors import eligible_organizations, lti_key_set, require_eligible_organization
+from oauth.selectors import eligible_organizations, lti_key_set
 from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
 from oauth.validators import require_operator_resource
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RateLimited
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
+from organizations.errors import NoEligibleOrganization
+from organizations.selectors import require_eligible_organization
 
 
 def _with_issuer(uri: str) -> str:
@@ -191,7 +194,7 @@ class AuthorizeView(AuthorizationView):
                     self.request.user, organization_id=form.cleaned_data.get("organization")
                 )
             except Forbidden as error:
-                if not eligible_organizations(self.request.user).exists():
+                if isinstance(error, NoEligibleOrganization):
                     return render(self.request, "oauth/forbidden.html", status=403)
                 return _error_page(self.request, title="Organization not available", message=error.message, status=403)
         return super().form_valid(form)

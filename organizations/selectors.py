@@ -14,6 +14,7 @@ from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySe
 from django.db.models.functions import Coalesce, Length
 
 from operator_core.errors import NotFound
+from organizations.errors import IneligibleOrganization, NoEligibleOrganization, OrganizationChoiceRequired
 from organizations.models import (
     OPERATOR_ROLES,
     Membership,
@@ -39,6 +40,7 @@ __all__ = [
     "organization_by_slug_or_none",
     "processed_source_in_organization",
     "processed_sources_for_organization",
+    "require_eligible_organization",
     "search_chunks",
     "source_chunks",
 ]
@@ -86,6 +88,28 @@ def eligible_organizations(user: AbstractBaseUser) -> QuerySet[Organization]:
     return Organization.objects.filter(memberships__user_id=user.pk, memberships__role__in=OPERATOR_ROLES).order_by(
         "name", "id"
     )
+
+
+def require_eligible_organization(user: AbstractBaseUser, *, organization_id: str | None) -> Organization:
+    """The organization `user` may connect to: the one chosen, or the only eligible one.
+
+    With no choice (None or empty) and exactly one eligible organization, that
+    one is used. Raises NoEligibleOrganization when the person is admin or
+    member nowhere, OrganizationChoiceRequired when several are eligible and
+    none was chosen, and IneligibleOrganization when the choice is not one of
+    them (a forged or stale id). All three are `Forbidden`.
+    """
+    organizations = list(eligible_organizations(user))
+    if not organizations:
+        raise NoEligibleOrganization("You are not an admin or member of any organization.")
+    if not organization_id:
+        if len(organizations) == 1:
+            return organizations[0]
+        raise OrganizationChoiceRequired("Choose an organization to connect.", eligible=organizations)
+    for organization in organizations:
+        if str(organization.pk) == str(organization_id):
+            return organization
+    raise IneligibleOrganization("That organization is not available to you.", eligible=organizations)
 
 
 def operator_membership_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> Membership | None:

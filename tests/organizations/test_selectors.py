@@ -4,6 +4,7 @@ from django.test import TestCase
 from django.utils import timezone
 
 from operator_core.errors import ErrorCode, NotFound
+from organizations.errors import IneligibleOrganization, NoEligibleOrganization, OrganizationChoiceRequired
 from organizations.models import Module, ModuleStatus, Role, SourceKind
 from organizations.selectors import (
     eligible_organizations,
@@ -14,6 +15,7 @@ from organizations.selectors import (
     organization_by_slug_or_none,
     processed_source_in_organization,
     processed_sources_for_organization,
+    require_eligible_organization,
     source_chunks,
 )
 from organizations.services import create_module, mark_source_failed, register_source
@@ -47,6 +49,38 @@ class EligibleOrganizationsTests(TestCase):
         make_membership(role=Role.ADMIN)  # someone else's organization
 
         self.assertEqual(list(eligible_organizations(user)), [alpha, zeta])
+
+
+class RequireEligibleOrganizationTests(TestCase):
+    def test_the_only_eligible_organization_needs_no_choice(self) -> None:
+        membership = make_membership(role=Role.MEMBER)
+
+        for organization_id in (None, ""):
+            chosen = require_eligible_organization(membership.user, organization_id=organization_id)
+
+            self.assertEqual(chosen, membership.organization)
+
+    def test_a_choice_among_several_must_be_eligible(self) -> None:
+        user = make_user()
+        alpha = make_membership(user=user, role=Role.ADMIN, organization=make_organization(name="Alpha")).organization
+        beta = make_membership(user=user, role=Role.MEMBER, organization=make_organization(name="Beta")).organization
+        learner_of = make_membership(user=user, role=Role.LEARNER).organization
+
+        self.assertEqual(require_eligible_organization(user, organization_id=str(beta.id)), beta)
+        with self.assertRaises(OrganizationChoiceRequired) as missing:
+            require_eligible_organization(user, organization_id=None)
+        self.assertEqual(missing.exception.eligible, [alpha, beta])
+        with self.assertRaises(IneligibleOrganization) as foreign:
+            require_eligible_organization(user, organization_id=str(learner_of.id))
+        self.assertEqual(foreign.exception.eligible, [alpha, beta])
+
+    def test_no_admin_or_member_role_is_forbidden(self) -> None:
+        user = make_membership(role=Role.LEARNER).user
+
+        with self.assertRaises(NoEligibleOrganization) as raised:
+            require_eligible_organization(user, organization_id=None)
+
+        self.assertEqual(raised.exception.code, ErrorCode.FORBIDDEN)
 
 
 class OperatorMembershipTests(TestCase):
