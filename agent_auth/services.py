@@ -36,6 +36,7 @@ from operator_core.errors import Forbidden, OperatorError
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.errors import IneligibleOrganization, NoEligibleOrganization, OrganizationChoiceRequired
 from organizations.models import Organization
+from organizations.payloads import organization_summary
 from organizations.selectors import require_eligible_organization
 
 logger = logging.getLogger(__name__)
@@ -136,10 +137,6 @@ def _record_wrong_code(claim: Claim) -> InvalidCode:
     return InvalidCode("Wrong code.", attempts_remaining=remaining)
 
 
-def _organization_ref(organization: Organization) -> dict[str, str]:
-    return {"id": str(organization.id), "slug": organization.slug, "name": organization.name}
-
-
 def _chosen_organization(user: AbstractBaseUser, organization_id: str | None) -> Organization:
     # The rule is shared with the consent page; only the wording and the codes are the headless path's.
     try:
@@ -150,13 +147,13 @@ def _chosen_organization(user: AbstractBaseUser, organization_id: str | None) ->
         raise InvalidOrganization(
             "organization_id is not an organization where this person is admin or member.",
             field="organization_id",
-            organizations=[_organization_ref(organization) for organization in error.eligible],
+            organizations=[organization_summary(organization) for organization in error.eligible],
         ) from None
     except OrganizationChoiceRequired as error:
         raise OrganizationRequired(
             "This person belongs to several organizations; retry with organization_id "
             "(and a new Idempotency-Key, if you send one).",
-            organizations=[_organization_ref(organization) for organization in error.eligible],
+            organizations=[organization_summary(organization) for organization in error.eligible],
         ) from None
 
 

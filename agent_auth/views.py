@@ -31,6 +31,7 @@ from agent_auth.services import complete_claim, start_claim
 from operator_core.conf import operator_settings
 from operator_core.errors import InvalidArguments, OperatorError, as_json_response
 from operator_core.rate_limits import require_within_ip_limit
+from organizations.payloads import organization_summary
 
 logger = logging.getLogger(__name__)
 
@@ -64,13 +65,12 @@ def _complete(data: dict[str, Any]) -> dict[str, Any]:
         code=data["code"],
         organization_id=str(organization_id) if organization_id else None,
     )
-    organization = completed.organization
     return {
         "access_token": completed.access_token,
         "token_type": "Bearer",
         "expires_in": completed.expires_in,
         "scope": " ".join(completed.scopes),
-        "organization": {"id": str(organization.id), "slug": organization.slug, "name": organization.name},
+        "organization": organization_summary(completed.organization),
     }
 
 

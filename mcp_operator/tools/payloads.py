@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from operator_core.errors import ErrorCode
 from operator_core.mcp.tools import SCHEMA_DIALECT, object_schema
+from organizations.payloads import organization_summary
 
 if TYPE_CHECKING:
     from organizations.models import Organization
@@ -110,7 +111,7 @@ def knowledge_output_schema(properties: dict[str, Any]) -> dict[str, Any]:
 
 
 def organization_ref(organization: Organization) -> dict[str, str]:
-    return {"id": str(organization.id), "slug": organization.slug, "name": organization.name}
+    return organization_summary(organization)
 
 
 def timestamp(moment: datetime | None) -> str | None:
