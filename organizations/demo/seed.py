@@ -1,13 +1,4 @@
-"""The demo data behind `manage.py seed_demo` (docs/development/decisions.md#operating).
-
-Idempotent: people are keyed by email, organizations by slug, sources by
-(organization, kind, origin), modules by (organization, title); anything that
-exists is left alone, except that a demo file whose text changed is reprocessed
-and a demo membership with another role is set back. The sources' prose lives in
-`demo_content/<slug>/*.md` and goes through the same import service as
-`import_sources`. Acme is a software company, Globex a manufacturer, so a leak
-of one organization's text into the other's results is easy to see.
-"""
+"""Create whatever part of the demo data is missing, leaving the rest alone."""
 
 import contextlib
 from dataclasses import dataclass
@@ -18,17 +9,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from operator_core.errors import InvalidArguments
+from organizations.demo.accounts import DEMO_PASSWORD, ORGANIZATIONS, PEOPLE, STAFF_EMAIL
+from organizations.demo.modules import MODULES, DemoModule
+from organizations.demo.sources import CONTENT_DIR, UNPROCESSED_SOURCES
 from organizations.extraction import read_document
-from organizations.models import (
-    Membership,
-    Module,
-    ModuleStatus,
-    Organization,
-    Role,
-    Source,
-    SourceChunk,
-    SourceKind,
-)
+from organizations.models import Membership, Module, Organization, Role, Source, SourceChunk
 from organizations.selectors import membership_or_none, organization_by_slug_or_none
 from organizations.services import (
     add_membership,
@@ -39,57 +24,6 @@ from organizations.services import (
     record_role_change,
     register_source,
 )
-
-DEMO_PASSWORD = "operator-demo"
-CONTENT_DIR = Path(__file__).resolve().parent / "demo_content"
-STAFF_EMAIL = "staff@operator.test"
-
-ORGANIZATIONS = (("acme", "Acme Corporation"), ("globex", "Globex Industries"))
-
-# email -> {organization slug: role}
-PEOPLE: dict[str, dict[str, Role]] = {
-    "alice@acme.test": {"acme": Role.ADMIN},
-    "bob@acme.test": {"acme": Role.MEMBER},
-    "carol@acme.test": {"acme": Role.LEARNER},
-    "dave@acme.test": {"acme": Role.REQUESTER},
-    "erin@multi.test": {"acme": Role.MEMBER, "globex": Role.ADMIN},
-    "frank@nowhere.test": {},
-    STAFF_EMAIL: {},
-}
-
-# Sources that exist but are not processed: tools must never show them.
-# (title, kind, origin, text, process) - processing an empty text fails.
-UNPROCESSED_SOURCES: dict[str, tuple[tuple[str, str, str, str, bool], ...]] = {
-    "acme": (
-        (
-            "Roadmap draft (awaiting processing)",
-            SourceKind.URL,
-            "https://wiki.acme.test/roadmap-draft",
-            "Unreleased roadmap codename Quasarwing: not yet processed, never visible to tools.",
-            False,
-        ),
-        ("Scanned vendor contract", SourceKind.FILE, "vendor-contract-scan.pdf", "", True),
-    ),
-    "globex": (
-        (
-            "Plant expansion memo (awaiting processing)",
-            SourceKind.URL,
-            "https://intranet.globex.test/expansion-memo",
-            "Confidential plant expansion codename Ironheron: not yet processed, never visible to tools.",
-            False,
-        ),
-        ("Scanned supplier certificate", SourceKind.FILE, "supplier-certificate-scan.pdf", "", True),
-    ),
-}
-
-
-@dataclass(frozen=True)
-class DemoModule:
-    title: str
-    summary: str
-    status: ModuleStatus
-    sections: tuple[tuple[str, str], ...]
-    source_files: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -103,8 +37,6 @@ class SeedSummary:
 
 def seed_demo_data() -> SeedSummary:
     """Create whatever part of the demo data is missing; return the demo row counts."""
-    from organizations.demo_modules import MODULES
-
     with transaction.atomic():
         people = {email: _person(email) for email in PEOPLE}
         staff = people[STAFF_EMAIL]

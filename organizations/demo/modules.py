@@ -1,7 +1,18 @@
 """The demo modules of `seed_demo`: titles, summaries, sections and the files they were built from."""
 
-from organizations.demo import DemoModule
+from dataclasses import dataclass
+
 from organizations.models import ModuleStatus
+
+
+@dataclass(frozen=True)
+class DemoModule:
+    title: str
+    summary: str
+    status: ModuleStatus
+    sections: tuple[tuple[str, str], ...]
+    source_files: tuple[str, ...]
+
 
 MODULES: dict[str, tuple[DemoModule, ...]] = {
     "acme": (
