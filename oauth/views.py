@@ -317,7 +317,7 @@ class LtiJwksView(View):
 
 
 class RegisterView(DynamicClientRegistrationView):
-    """RFC 7591 registration, open to anyone, with our client rules (oauth/services.py).
+    """RFC 7591 registration, open to anyone, with our client rules (`register_client` in oauth/services.py).
 
     No registration access token is issued: docs/authentication.md names no
     client configuration endpoint (RFC 7592), so a client that changes registers again.
