@@ -59,7 +59,13 @@ def _key_set() -> _KeySet:
     return _KeySet(signing_kid=key_id(active_pem), signing_key=signing_key, public_keys=public_keys)
 
 
-setting_changed.connect(lambda **_: _key_set.cache_clear(), weak=False)
+def _forget_keys_and_tokens(**_: object) -> None:
+    # New keys, issuer or audience: every verification so far is void.
+    _key_set.cache_clear()
+    _verified_claims.cache_clear()
+
+
+setting_changed.connect(_forget_keys_and_tokens, weak=False)
 
 
 def key_id(pem: str) -> str:
@@ -100,7 +106,26 @@ def issue_access_token(
     )
 
 
+# Verified tokens this process has seen: a client sends the same token on every
+# call, and checking an RS256 signature costs more than the rest of a tool call.
+# Only a token that passed every check is kept; expiry is judged on every use.
+VERIFIED_TOKENS_KEPT = 4096
+
+
 def verify_access_token(token: str) -> AccessTokenClaims:
+    """The claims of a token we issued for this resource that has not expired; else InvalidAccessToken.
+
+    A token is verified fully once (`_verified_claims`); afterwards only its
+    expiry is checked again, with the configured leeway.
+    """
+    claims = _verified_claims(token)
+    if claims.expires_at + operator_settings().token_leeway_seconds < time.time():
+        raise InvalidAccessToken("expired token")
+    return claims
+
+
+@functools.lru_cache(maxsize=VERIFIED_TOKENS_KEPT)
+def _verified_claims(token: str) -> AccessTokenClaims:
     """Check signature, `typ`, `kid`, issuer, audience, expiry and shape; raise InvalidAccessToken.
 
     A `cnf` claim means a sender-constrained token, which we never issue nor accept

@@ -7,6 +7,7 @@ from django.test import SimpleTestCase, override_settings
 
 from oauth.tokens import InvalidAccessToken, issue_access_token, verify_access_token
 from operator_core.conf import operator_settings
+from operator_core.signing_keys import generate_private_key_pem
 
 ORGANIZATION_ID = "7f1f3c9e-3b1a-4b44-9f0e-2f1d1c0b0a01"
 LIFETIME = 3600
@@ -52,4 +53,21 @@ class ClockLeewayTests(SimpleTestCase):
             override_settings(OPERATOR={**settings.OPERATOR, "token_leeway_seconds": 5}),
             self.assertRaises(InvalidAccessToken),
         ):
+            verify_access_token(token)
+
+
+class VerifiedTokenCacheTests(SimpleTestCase):
+    def test_a_verified_token_is_refused_once_its_signing_key_is_gone(self) -> None:
+        token = _minted_by_a_server_whose_clock_is_off_by(0)
+        verify_access_token(token)
+        other_key = generate_private_key_pem()
+        provider = {**settings.OAUTH2_PROVIDER, "OIDC_RSA_PRIVATE_KEY": other_key, "OIDC_RSA_PRIVATE_KEYS_INACTIVE": []}
+        with override_settings(OAUTH2_PROVIDER=provider), self.assertRaises(InvalidAccessToken):
+            verify_access_token(token)
+
+    def test_a_verified_token_is_refused_once_the_audience_changes(self) -> None:
+        token = _minted_by_a_server_whose_clock_is_off_by(0)
+        verify_access_token(token)
+        other_origin = {**settings.OPERATOR, "operator_endpoint_url": "https://other.example/api/mcp/operator"}
+        with override_settings(OPERATOR=other_origin), self.assertRaises(InvalidAccessToken):
             verify_access_token(token)
