@@ -14,6 +14,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Connections persist like PostgreSQL's (DATABASE_CONN_MAX_AGE): opening one and
+    # setting it up cost more than the whole query of a tool call. Between
+    # requests a connection is in autocommit and holds no lock.
     # WAL lets reads proceed while a write is in flight; IMMEDIATE takes the write
     # lock when a transaction begins, so concurrent writers wait out the busy
     # timeout instead of failing at once with "database is locked" on upgrade.
@@ -22,7 +25,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
     }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     # Tests get a file database like production's, not Django's shared-cache
     # in-memory one, which answers "table is locked" at once instead of waiting
     # out the busy timeout when real threads or live servers write together.
