@@ -16,8 +16,10 @@ limit is lifted for the run, but the counters are still incremented.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import statistics
 import sys
 import time
@@ -125,12 +127,23 @@ def measure(client: Client, token: str, name: str, arguments: dict[str, object],
     return timings
 
 
+def profile(client: Client, token: str, name: str, arguments: dict[str, object], calls: int) -> None:
+    """Where one call's time goes: the functions with the most own time, over `calls` calls."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    measure(client, token, name, arguments, calls)
+    profiler.disable()
+    print(f"== {name}: {calls} calls")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=300, help="calls per tool (default 300)")
     parser.add_argument("--tool", help="only this tool")
     parser.add_argument("--modules", type=int, default=200)
     parser.add_argument("--sources", type=int, default=50)
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of the calls instead of timings")
     options = parser.parse_args()
 
     setup_test_environment()
@@ -153,6 +166,9 @@ def main() -> None:
                 if options.tool and name != options.tool:
                     continue
                 measure(client, data["token"], name, arguments, 5)  # warm caches and connections
+                if options.profile:
+                    profile(client, data["token"], name, arguments, options.calls)
+                    continue
                 timings = sorted(measure(client, data["token"], name, arguments, options.calls))
                 p50 = statistics.median(timings) * 1000
                 p95 = timings[int(len(timings) * 0.95) - 1] * 1000
