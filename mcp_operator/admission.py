@@ -4,14 +4,16 @@ The registry (`operator_core.mcp.tools.ToolRegistry`) enters `admit_operator_cal
 before it validates the arguments and runs the handler. Order, each step refusing
 with its own tool error (docs/tools.md "Order of checks"):
 
-1. the membership, re-read on every call: not admin or member of the token's
+1. the membership, re-read on every request by the authenticator: not admin or member of the token's
    organization any more -> `forbidden` (docs/tools.md#order-of-checks; beats every other answer);
 2. the selectors `organizationSlug` / `organizationId` (docs/tools.md#selecting-the-organization) ->
    `organization_scope_mismatch` / `invalid_organization_selector`;
 3. the rate limit, then a concurrency slot held until the handler returns
    (`mcp_operator.limits`) -> `rate_limited` / `concurrency_limited`.
 
-The happy path costs one query (the membership with its organization).
+The happy path costs no query: the authenticator read the role and the
+organization for this request (mcp_operator/auth.py), in the same query that
+checked the person.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from operator_core.errors import (
     OrganizationScopeMismatch,
 )
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.selectors import operator_membership_or_none, organization_by_id_or_none
+from organizations.selectors import organization_by_id_or_none
 
 if TYPE_CHECKING:
     from organizations.models import Organization
@@ -46,15 +48,14 @@ def admit_operator_call(principal: Any, tool: Tool, arguments: dict[str, Any]) -
     Yields the `ToolCall` with the token's organization and the arguments
     without the two selectors; the concurrency slot is held until the block ends.
     """
-    membership = operator_membership_or_none(user_id=principal.user.pk, organization_id=principal.organization_id)
-    if membership is None:
+    organization = principal.organization
+    if organization is None:
         raise Forbidden("You are no longer an admin or member of this organization.")
-    organization = membership.organization
     require_selected_organization(
         organization, slug=_selector(arguments, SLUG_SELECTOR), organization_id=_selector(arguments, ID_SELECTOR)
     )
     remaining = {name: value for name, value in arguments.items() if name not in SELECTORS}
-    with tool_call_limits(user_id=principal.user.pk, organization_id=organization.pk, tool_name=tool.name):
+    with tool_call_limits(user_id=principal.user_id, organization_id=organization.pk, tool_name=tool.name):
         yield ToolCall(principal=principal, organization=organization, arguments=remaining)
 
 

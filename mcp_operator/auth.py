@@ -9,7 +9,8 @@ Only `Authorization: Bearer <jwt>` is accepted. A DPoP (or any other) scheme, a
 token in the query string or a form body, and a session cookie are refused with
 401. The token is verified locally by `oauth.tokens.verify_access_token` (keys
 parsed once per process, no network); then the scope is judged (403
-`insufficient_scope`); then the person is loaded in one query (inactive: 401).
+`insufficient_scope`); then one query reads the person (inactive or gone: 401) together with their
+operator role in the token's organization, which admission judges.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest, JsonResponse
 from oauth2_provider.www_authenticate import build_bearer_challenge
 
@@ -27,6 +26,8 @@ from operator_core.conf import operator_settings
 from operator_core.mcp.transport import Refusal
 from operator_core.request_log import annotate
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
+from organizations.models import Organization
+from organizations.operator_access import operator_access_or_none
 
 BEARER_SCHEME = "bearer"
 TOKEN_PARAMETER = "access_token"
@@ -40,10 +41,16 @@ ERROR_INSUFFICIENT_SCOPE = "insufficient_scope"
 
 @dataclass(frozen=True)
 class OperatorPrincipal:
-    """Who calls: the person who authorized the token, in the organization bound to it."""
+    """Who calls: the person who authorized the token, in the organization bound to it.
 
-    user: AbstractBaseUser
+    `organization` is that organization as read for this request, or None when
+    the person is no longer admin or member there: admission then answers
+    `forbidden` (mcp_operator/admission.py).
+    """
+
+    user_id: int
     organization_id: str
+    organization: Organization | None
     client_id: str
     scopes: frozenset[str]
 
@@ -79,12 +86,16 @@ def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
         raise _unauthorized(ERROR_INVALID_TOKEN, "The access token is invalid or expired") from None
     if not claims.scopes & OPERATOR_SCOPES:
         raise _forbidden_scope()
-    user = get_user_model().objects.filter(pk=claims.user_id, is_active=True).first()
-    if user is None:
+    access = operator_access_or_none(user_id=claims.user_id, organization_id=claims.organization_id)
+    if access is None or not access.is_active:
         raise _unauthorized(ERROR_INVALID_TOKEN, "The access token is invalid or expired")
-    annotate(user_id=user.pk, organization_id=claims.organization_id)
+    annotate(user_id=claims.user_id, organization_id=claims.organization_id)
     return OperatorPrincipal(
-        user=user, organization_id=claims.organization_id, client_id=claims.client_id, scopes=claims.scopes
+        user_id=claims.user_id,
+        organization_id=claims.organization_id,
+        organization=access.organization,
+        client_id=claims.client_id,
+        scopes=claims.scopes,
     )
 
 

@@ -35,7 +35,6 @@ __all__ = [
     "membership_or_none",
     "module_in_organization",
     "modules_for_organization",
-    "operator_membership_or_none",
     "organization_by_id_or_none",
     "organization_by_slug_or_none",
     "processed_source_in_organization",
@@ -110,18 +109,6 @@ def require_eligible_organization(user: AbstractBaseUser, *, organization_id: st
         if str(organization.pk) == str(organization_id):
             return organization
     raise IneligibleOrganization("That organization is not available to you.", eligible=organizations)
-
-
-def operator_membership_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> Membership | None:
-    """The membership that admits `user_id` to operator access in the organization, or None."""
-    parsed = _uuid_or_none(organization_id)
-    if parsed is None:
-        return None
-    return (
-        Membership.objects.select_related("organization")
-        .filter(user_id=user_id, organization_id=parsed, role__in=OPERATOR_ROLES)
-        .first()
-    )
 
 
 def holds_operator_role(*, user_id: int, organization_id: object) -> bool:

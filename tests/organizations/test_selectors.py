@@ -10,7 +10,6 @@ from organizations.selectors import (
     eligible_organizations,
     module_in_organization,
     modules_for_organization,
-    operator_membership_or_none,
     organization_by_id_or_none,
     organization_by_slug_or_none,
     processed_source_in_organization,
@@ -81,28 +80,6 @@ class RequireEligibleOrganizationTests(TestCase):
             require_eligible_organization(user, organization_id=None)
 
         self.assertEqual(raised.exception.code, ErrorCode.FORBIDDEN)
-
-
-class OperatorMembershipTests(TestCase):
-    def test_admin_and_member_are_operators(self) -> None:
-        for role in (Role.ADMIN, Role.MEMBER):
-            membership = make_membership(role=role)
-
-            found = operator_membership_or_none(user_id=membership.user_id, organization_id=membership.organization_id)
-
-            self.assertEqual(found, membership)
-
-    def test_learner_requester_other_organization_and_malformed_id_are_not(self) -> None:
-        learner = make_membership(role=Role.LEARNER)
-        requester = make_membership(role=Role.REQUESTER)
-        member = make_membership(role=Role.MEMBER)
-
-        self.assertIsNone(operator_membership_or_none(user_id=learner.user_id, organization_id=learner.organization_id))
-        self.assertIsNone(
-            operator_membership_or_none(user_id=requester.user_id, organization_id=requester.organization_id)
-        )
-        self.assertIsNone(operator_membership_or_none(user_id=member.user_id, organization_id=make_organization().id))
-        self.assertIsNone(operator_membership_or_none(user_id=member.user_id, organization_id="nope"))
 
 
 class ModuleSelectorTests(TestCase):

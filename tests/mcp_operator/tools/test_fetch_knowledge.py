@@ -91,9 +91,9 @@ class FetchKnowledgeToolTests(OperatorEndpointTestCase):
 
         self.assertEqual(result.error["field"], "sourceId")
 
-    def test_fetching_chunks_costs_four_queries(self) -> None:
-        # user, membership, source with its chunk count, chunks
-        with self.assertNumQueries(4):
+    def test_fetching_chunks_costs_three_queries(self) -> None:
+        # the person with their membership, source with its chunk count, chunks
+        with self.assertNumQueries(3):
             result = self.call_tool(self.member, "fetch_knowledge", sourceId=str(self.source.id), maxChunks=50)
 
         self.assertEqual(len(result.structured["chunks"]), 5)

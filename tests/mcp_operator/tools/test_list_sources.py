@@ -120,12 +120,12 @@ class ListSourcesToolTests(OperatorEndpointTestCase):
 
         self.assertEqual(result.error["field"], "limit")
 
-    def test_a_page_of_sources_costs_three_queries(self) -> None:
+    def test_a_page_of_sources_costs_two_queries(self) -> None:
         for minute in range(5):
             self._source(minutes=minute)
 
-        # user, membership, sources with chunk counts and lengths
-        with self.assertNumQueries(3):
+        # the person with their membership, sources with chunk counts and lengths
+        with self.assertNumQueries(2):
             result = self.call_tool(self.member, "list_sources", limit=4)
 
         self.assertEqual(len(result.structured["sources"]), 4)

@@ -116,12 +116,12 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
 
         self.assertEqual(result.error["field"], "limit")
 
-    def test_a_search_costs_three_queries(self) -> None:
+    def test_a_search_costs_two_queries(self) -> None:
         for _ in range(5):
             make_source(organization=self.organization, text="Helmets are required on site.")
 
-        # user, membership, one search
-        with self.assertNumQueries(3):
+        # the person with their membership, one search
+        with self.assertNumQueries(2):
             result = self.call_tool(self.member, "search_knowledge", query="helmets", limit=10)
 
         self.assertEqual(len(result.structured["results"]), 5)

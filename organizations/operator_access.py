@@ -1,0 +1,69 @@
+"""A person's operator access to one organization, read in one prepared query.
+
+Every call to the operator endpoint needs three facts: the person still exists
+and is active, they are still admin or member of the token's organization
+(roles are re-read on every call, never cached), and that organization's id,
+slug and name. One query answers all three, and its SQL is built once per
+process from the models' tables: compiling an ORM query per call cost more than
+running it (docs/development/architecture.md, "The walk of a tool call").
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from organizations.models import OPERATOR_ROLES, Membership, Organization
+
+
+@dataclass(frozen=True)
+class OperatorAccess:
+    """`organization` is None when the person is not (or no longer) admin or member there."""
+
+    is_active: bool
+    organization: Organization | None
+
+
+def operator_access_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> OperatorAccess | None:
+    """The person's access to the organization; None when no such person exists."""
+    try:
+        parsed = organization_id if isinstance(organization_id, uuid.UUID) else uuid.UUID(str(organization_id))
+    except ValueError:
+        parsed = None
+    organization_key = Organization._meta.pk.get_db_prep_value(parsed, connection) if parsed else None
+    with connection.cursor() as cursor:
+        cursor.execute(_access_sql(), [organization_key, *OPERATOR_ROLES, user_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    is_active, found_id, slug, name = row
+    if found_id is None:
+        return OperatorAccess(is_active=bool(is_active), organization=None)
+    organization = Organization(id=Organization._meta.pk.to_python(found_id), slug=slug, name=name)
+    organization._state.adding, organization._state.db = False, connection.alias
+    return OperatorAccess(is_active=bool(is_active), organization=organization)
+
+
+@functools.cache
+def _access_sql() -> str:
+    quote = connection.ops.quote_name
+    users, memberships, organizations = get_user_model()._meta, Membership._meta, Organization._meta
+
+    def column(meta: object, field: str) -> str:
+        return quote(meta.get_field(field).column)  # type: ignore[attr-defined]
+
+    roles = ", ".join(["%s"] * len(OPERATOR_ROLES))
+    return (
+        f"SELECT u.{column(users, 'is_active')}, o.{column(organizations, 'id')}, "  # noqa: S608 (quoted identifiers from the models; values are bound)
+        f"o.{column(organizations, 'slug')}, o.{column(organizations, 'name')} "
+        f"FROM {quote(users.db_table)} u "
+        f"LEFT JOIN {quote(memberships.db_table)} m ON m.{column(memberships, 'user')} = u.{quote(users.pk.column)} "
+        f"AND m.{column(memberships, 'organization')} = %s AND m.{column(memberships, 'role')} IN ({roles}) "
+        f"LEFT JOIN {quote(organizations.db_table)} o ON o.{column(organizations, 'id')} = "
+        f"m.{column(memberships, 'organization')} "
+        f"WHERE u.{quote(users.pk.column)} = %s"
+    )
