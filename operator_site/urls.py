@@ -3,10 +3,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
+# The MCP endpoints come first: every request walks this list in order, and
+# theirs are the requests that come by the thousand.
 urlpatterns = [
-    path("admin/", admin.site.urls),
+    path("", include("mcp_operator.urls")),
+    path("", include("mcp_docs.urls")),
     path("", include("oauth.urls")),
     path("", include("agent_auth.urls")),
-    path("", include("mcp_docs.urls")),
-    path("", include("mcp_operator.urls")),
+    path("admin/", admin.site.urls),
 ]

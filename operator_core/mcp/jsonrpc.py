@@ -95,9 +95,20 @@ def json_response(payload: dict[str, Any], *, status: int) -> HttpResponse:
     return HttpResponse(json.dumps(payload, ensure_ascii=False), status=status, content_type=JSON_CONTENT_TYPE)
 
 
-def result_response(result: dict[str, Any], *, request_id: Any) -> HttpResponse:
-    """A successful JSON-RPC response."""
-    return json_response({"jsonrpc": JSONRPC_VERSION, "id": request_id, "result": result}, status=200)
+def encode_result(result: dict[str, Any]) -> str:
+    """The JSON text of a result, as it stands inside the response (a result the same for
+    every caller can be encoded once and kept)."""
+    return json.dumps(result, ensure_ascii=False)
+
+
+def result_response(encoded_result: str, *, request_id: Any) -> HttpResponse:
+    """A successful JSON-RPC response around an encoded result.
+
+    The text is exactly what encoding the whole response object would give.
+    """
+    encoded_id = json.dumps(request_id, ensure_ascii=False)
+    body = f'{{"jsonrpc": "{JSONRPC_VERSION}", "id": {encoded_id}, "result": {encoded_result}}}'
+    return HttpResponse(body, status=200, content_type=JSON_CONTENT_TYPE)
 
 
 def error_response(error: JsonRpcError) -> HttpResponse:

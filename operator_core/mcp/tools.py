@@ -106,7 +106,10 @@ def open_admission(principal: object, tool: Tool, arguments: dict[str, Any]) -> 
 
 
 class ToolRegistry:
-    """The tools of one endpoint, listed and called in a fixed order (satisfies `mcp_transport.ToolSet`)."""
+    """The tools of one endpoint, listed and called in a fixed order (satisfies `transport.ToolSet`)."""
+
+    # tools/list is the same list for every principal: the transport encodes it once.
+    same_listing_for_everyone = True
 
     def __init__(self, tools: list[Tool], *, admission: Admission) -> None:
         names = [tool.name for tool in tools]

@@ -27,11 +27,13 @@ untouched to the tool and resource sets.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -57,6 +59,7 @@ from operator_core.mcp.jsonrpc import (
     JSONRPC_INVALID_PARAMS,
     JSONRPC_METHOD_NOT_FOUND,
     JsonRpcError,
+    encode_result,
     error_response,
     result_response,
 )
@@ -71,6 +74,15 @@ RESULT_COMPLETE = "complete"
 RESULT_TTL_MS = 0
 CACHE_SCOPE_PRIVATE = "private"
 CACHE_SCOPE_PUBLIC = "public"
+
+
+_DISCOVER = frozenset({METHOD_DISCOVER})
+_DISCOVER_AND_TOOLS_LIST = frozenset({METHOD_DISCOVER, METHOD_TOOLS_LIST})
+# Bumped when settings change: served revisions, server version and instructions
+# come from them, so every result encoded before is stale.
+_settings_generation = itertools.count()
+_current_generation = [next(_settings_generation)]
+setting_changed.connect(lambda **_: _current_generation.__setitem__(0, next(_settings_generation)), weak=False)
 
 
 class Refusal(Exception):
@@ -137,6 +149,8 @@ class McpEndpoint:
     # "private" when answers belong to one authorization context (the operator
     # endpoint); "public" when every caller gets the same answers (the docs).
     cache_scope: str = CACHE_SCOPE_PRIVATE
+    # method -> (settings generation, encoded result) of the methods answered the same to everyone
+    _encoded_results: dict[str, tuple[int, str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def as_view(self) -> Callable[[HttpRequest], HttpResponse]:
         """A plain Django view serving this endpoint (CSRF-exempt: bearer tokens, no cookies)."""
@@ -199,7 +213,20 @@ class McpEndpoint:
         if route.is_notification:
             # Nothing to answer, and 2026-07-28 defines no notification from clients.
             return HttpResponse(status=202)
-        return result_response(self._dispatch(route, principal), request_id=route.request_id)
+        if route.method in self._same_for_everyone():
+            generation, encoded = self._encoded_results.get(route.method, (None, ""))
+            if generation != _current_generation[0]:
+                encoded = encode_result(self._dispatch(route, principal))
+                self._encoded_results[route.method] = (_current_generation[0], encoded)
+        else:
+            encoded = encode_result(self._dispatch(route, principal))
+        return result_response(encoded, request_id=route.request_id)
+
+    def _same_for_everyone(self) -> frozenset[str]:
+        """Methods whose result depends on nothing of the request: encoded once, until settings change."""
+        if getattr(self.tools, "same_listing_for_everyone", False):
+            return _DISCOVER_AND_TOOLS_LIST
+        return _DISCOVER
 
     def _dispatch(self, route: Route, principal: object) -> dict[str, Any]:
         handler = {

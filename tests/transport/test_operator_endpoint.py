@@ -2,6 +2,7 @@
 
 import json
 
+from django.conf import settings
 from django.test import TestCase
 
 from mcp_operator.tools import TOOLS
@@ -123,3 +124,23 @@ class OperatorEndpointTransportTests(TestCase):
         listed = response.json()["result"]["tools"]
         self.assertEqual([tool["name"] for tool in listed], [tool.name for tool in TOOLS])
         self.assertTrue(all(json.dumps(tool["inputSchema"]) for tool in listed))
+
+
+class EncodedOnceTests(TestCase):
+    """tools/list and server/discover are encoded once; the bytes stay those of encoding the whole answer."""
+
+    def setUp(self) -> None:
+        self.token = token_for(make_membership(role=Role.MEMBER))
+
+    def test_repeated_answers_are_the_full_encoding_with_each_request_id(self) -> None:
+        for method in ("tools/list", "server/discover"):
+            for request_id in (1, "second-call", 3):
+                response = post_mcp(self.client, envelope(method, request_id=request_id), token=self.token)
+                expected = {"jsonrpc": "2.0", "id": request_id, "result": response.json()["result"]}
+                self.assertEqual(response.content, json.dumps(expected, ensure_ascii=False).encode())
+
+    def test_a_settings_change_is_seen_by_the_next_discover(self) -> None:
+        post_mcp(self.client, envelope("server/discover"), token=self.token)
+        with self.settings(OPERATOR={**settings.OPERATOR, "server_version": "9.9.9"}):
+            response = post_mcp(self.client, envelope("server/discover"), token=token_for(make_membership()))
+        self.assertEqual(response.json()["result"]["serverInfo"]["version"], "9.9.9")
