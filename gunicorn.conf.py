@@ -1,0 +1,190 @@
+"""gunicorn configuration: `gunicorn -c gunicorn.conf.py operator_site.wsgi` (docs/deploy.md).
+
+Every value comes from the environment with a default that suits a container:
+
+| variable | default |
+|---|---|
+| `GUNICORN_BIND` | `0.0.0.0:$PORT` (`PORT` defaults to 8000) |
+| `GUNICORN_WORKERS` | 2 × usable CPU cores + 1, at most 8 |
+| `GUNICORN_THREADS` | 2 (threads per worker) |
+| `GUNICORN_TIMEOUT` | 30 seconds a request may take before its worker is restarted |
+| `GUNICORN_GRACEFUL_TIMEOUT` | 30 seconds to finish requests on stop or reload |
+| `GUNICORN_KEEPALIVE` | 5 seconds an idle proxy connection is kept |
+| `GUNICORN_MAX_REQUESTS` | 0 (never recycle a worker) |
+| `GUNICORN_ACCESS_LOG` | off: the application logs every request itself; `true` adds gunicorn's to stdout |
+| `GUNICORN_LOG_LEVEL` | `info` (gunicorn's own messages, on stderr) |
+
+Before any worker starts, the master runs Django's system checks (with the
+deployment checks when `OPERATOR_ENV=production`) in a child process and stops
+with one line per problem when the settings are refused or a check fails. The
+child keeps Django out of the master, so a reload (SIGHUP) starts workers that
+read the settings and key files anew, and no worker inherits a connection.
+"""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent
+_SETTINGS_MODULE = "operator_site.settings"
+_TRUE = {"1", "true", "yes", "on"}
+_CHECK_TIMEOUT_SECONDS = 120
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        sys.exit(f"{name} must be an integer, got {raw!r}")
+
+
+def _default_workers() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(2 * cores + 1, 8)
+
+
+chdir = str(_ROOT)
+wsgi_app = "operator_site.wsgi"
+
+bind = [os.environ.get("GUNICORN_BIND") or f"0.0.0.0:{_int('PORT', 8000)}"]
+workers = _int("GUNICORN_WORKERS", _default_workers())
+threads = _int("GUNICORN_THREADS", 2)
+worker_class = "gthread" if threads > 1 else "sync"
+timeout = _int("GUNICORN_TIMEOUT", 30)
+graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
+keepalive = _int("GUNICORN_KEEPALIVE", 5)
+max_requests = _int("GUNICORN_MAX_REQUESTS", 0)
+max_requests_jitter = max_requests // 10
+proc_name = "service-operator"
+# The heartbeat files live in memory when the host offers it (containers often have a slow /tmp).
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108 (a folder, not a file name)
+# No control socket: nothing here uses `gunicornc`, and the image's user has no home for one.
+control_socket_disable = True
+
+_access_log = os.environ.get("GUNICORN_ACCESS_LOG", "").strip().lower() in _TRUE
+accesslog = "-" if _access_log else None
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line, for gunicorn's own messages when LOG_FORMAT=json."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
+    # Replaces gunicorn's whole logging configuration: the master's and the
+    # workers' gunicorn messages become JSON lines like the application's.
+    logconfig_dict = {
+        "root": {"level": "WARNING", "handlers": []},
+        "loggers": {
+            "gunicorn.error": {"level": loglevel.upper(), "handlers": ["stderr"], "propagate": False},
+            "gunicorn.access": {
+                "level": "INFO" if _access_log else "CRITICAL",
+                "handlers": ["stdout"],
+                "propagate": False,
+            },
+        },
+        "handlers": {
+            "stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"},
+            "stdout": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stdout"},
+        },
+        "formatters": {"json": {"()": JsonFormatter}},
+    }
+
+# Proxy headers. The application decides what it trusts from OPERATOR_TRUSTED_PROXIES
+# (docs/configuration.md); gunicorn follows the same switch. With no trusted proxy,
+# gunicorn honours no forwarded header from anyone, loopback included. With one, the
+# proxy's address is not known here, so any peer may set the scheme: only
+# X-Forwarded-Proto, which the proxy overwrites, and no forwarded WSGI variables.
+secure_scheme_headers = {"X-FORWARDED-PROTO": "https"}
+forwarder_headers = ""
+forwarded_allow_ips = "*" if _int("OPERATOR_TRUSTED_PROXIES", 0) > 0 else ""
+
+
+def on_starting(server) -> None:
+    """Refuse to start, one line per problem, when the settings or a system check fail."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", _SETTINGS_MODULE)}
+    try:
+        result = subprocess.run(  # noqa: S603 (our own interpreter and file, no shell)
+            [sys.executable, __file__, "--check"],
+            cwd=_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=_CHECK_TIMEOUT_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        server.log.error(f"Not starting: the start-up checks took more than {_CHECK_TIMEOUT_SECONDS} seconds.")
+        sys.exit(1)
+    for line in result.stdout.splitlines():
+        if line.strip():
+            server.log.warning(line)
+    problems = [line for line in result.stderr.splitlines() if line.strip()]
+    if result.returncode != 0:
+        for line in problems or [f"start-up checks failed with exit status {result.returncode}"]:
+            server.log.error(line)
+        server.log.error("Not starting: fix the settings above (docs/configuration.md).")
+        sys.exit(1)
+
+
+def _check() -> int:
+    """Run in the child: import the settings, run the checks, print one line per finding.
+
+    Errors go to stderr and make the exit status 1; warnings go to stdout.
+    """
+    sys.path.insert(0, str(_ROOT))
+    import django
+    from django.core import checks
+    from django.core.exceptions import ImproperlyConfigured
+
+    production = os.environ.get("OPERATOR_ENV", "development").strip().lower() == "production"
+    try:
+        django.setup()
+        messages = checks.run_checks(include_deployment_checks=production)
+    except ImproperlyConfigured as error:
+        print(f"Configuration error: {_one_line(error)}", file=sys.stderr)
+        return 1
+    except Exception as error:  # a broken import or value: still one line, never a traceback
+        print(f"Configuration error: {type(error).__name__}: {_one_line(error)}", file=sys.stderr)
+        return 1
+    failed = False
+    for message in messages:
+        if message.is_silenced():
+            continue
+        where = f"{message.obj}: " if message.obj is not None else ""
+        text = _one_line(f"{where}{message.id}: {message.msg}")
+        if message.hint:
+            text += f" (hint: {_one_line(message.hint)})"
+        if message.is_serious():
+            failed = True
+            print(text, file=sys.stderr)
+        else:
+            print(text)
+    return 1 if failed else 0
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--check"]:
+    sys.exit(_check())
