@@ -8,6 +8,7 @@ never leaves this module. Only processed sources are ever returned.
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
@@ -37,6 +38,7 @@ __all__ = [
     "modules_for_organization",
     "organization_by_id_or_none",
     "organization_by_slug_or_none",
+    "processed_source_ids_by_module",
     "processed_source_in_organization",
     "processed_sources_for_organization",
     "require_eligible_organization",
@@ -130,28 +132,41 @@ def _visible_sources() -> QuerySet[Source]:
     return Source.objects.filter(status=SourceStatus.PROCESSED).only("id", "title").order_by("title", "id")
 
 
+# A listing row is a plain dict: a page of a listing tool builds no model instance.
+MODULE_ROW_FIELDS = ("id", "title", "summary", "status", "updated_at", "section_count")
+SOURCE_ROW_FIELDS = ("id", "title", "kind", "origin", "processed_at", "chunk_count", "characters")
+
+
 def modules_for_organization(
     organization: Organization,
     *,
     query: str | None = None,
     status: str | None = None,
     after: KeysetPosition | None = None,
-) -> QuerySet[Module]:
-    """Modules of one organization, newest `updated_at` first (ties: id descending).
-
-    Annotated `section_count`; `sources` prefetched (processed ones only, id and
-    title, ordered by title then id). `after` resumes after that page position.
+) -> QuerySet[dict[str, Any]]:
+    """Modules of one organization as rows (`MODULE_ROW_FIELDS`), newest `updated_at` first
+    (ties: id descending). `after` resumes after that page position; a page's
+    sources come from `processed_source_ids_by_module`.
     """
     modules = _rows_after(Module.objects.filter(organization=organization), moment_field="updated_at", after=after)
     if query:
         modules = modules.filter(Q(title__icontains=query) | Q(summary__icontains=query))
     if status:
         modules = modules.filter(status=status)
-    return (
-        modules.annotate(section_count=Count("sections"))
-        .prefetch_related(Prefetch("sources", queryset=_visible_sources()))
-        .order_by("-updated_at", "-id")
+    return modules.annotate(section_count=Count("sections")).order_by("-updated_at", "-id").values(*MODULE_ROW_FIELDS)
+
+
+def processed_source_ids_by_module(module_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """The processed sources each module was built from, ordered by title then id; one query."""
+    links = (
+        Module.sources.through.objects.filter(module_id__in=module_ids, source__status=SourceStatus.PROCESSED)
+        .order_by("source__title", "source_id")
+        .values_list("module_id", "source_id")
     )
+    by_module: dict[uuid.UUID, list[uuid.UUID]] = {module_id: [] for module_id in module_ids}
+    for module_id, source_id in links:
+        by_module[module_id].append(source_id)
+    return by_module
 
 
 def module_in_organization(organization: Organization, *, module_id: str | uuid.UUID) -> Module:
@@ -188,11 +203,11 @@ def processed_sources_for_organization(
     query: str | None = None,
     kind: str | None = None,
     after: KeysetPosition | None = None,
-) -> QuerySet[Source]:
+) -> QuerySet[dict[str, Any]]:
     """Processed sources of one organization, newest `processed_at` first (ties: id descending).
 
-    Annotated `chunk_count` and `characters` (length of the text); `text` deferred.
-    `after` resumes after that page position.
+    Rows (`SOURCE_ROW_FIELDS`) with `chunk_count` and `characters` (length of the
+    text). `after` resumes after that page position.
     """
     sources = Source.objects.filter(organization=organization, status=SourceStatus.PROCESSED)
     sources = _rows_after(sources, moment_field="processed_at", after=after)
@@ -202,8 +217,8 @@ def processed_sources_for_organization(
         sources = sources.filter(kind=kind)
     return (
         sources.annotate(chunk_count=_chunk_count(), characters=Length("text"))
-        .defer("text")
         .order_by("-processed_at", "-id")
+        .values(*SOURCE_ROW_FIELDS)
     )
 
 

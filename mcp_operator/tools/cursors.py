@@ -71,13 +71,14 @@ def paged_listing(
     rows_after: Callable[[KeysetPosition | None], QuerySet[Any]],
     moment_field: str,
     items_key: str,
-    summarize: Callable[[Any], dict[str, Any]],
+    summarize: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
 ) -> dict[str, Any]:
     """One page of a listing tool: resume after `cursor`, cut `limit` rows, issue the next cursor.
 
-    `rows_after(position)` returns the selector's rows after that keyset position
-    (all of them for None), ordered by (-moment_field, -id). One row more than the
-    page is read, to know whether another page exists without a COUNT.
+    `rows_after(position)` returns the selector's rows (dicts) after that keyset
+    position (all of them for None), ordered by (-moment_field, -id). One row more
+    than the page is read, to know whether another page exists without a COUNT.
+    `summarize` turns the page's rows into the tool's items, all at once.
     """
     organization, arguments = call.organization, call.arguments
     after = None
@@ -89,10 +90,10 @@ def paged_listing(
     if len(page) > limit:
         page = page[:limit]
         last = page[-1]
-        position = keyset_position(getattr(last, moment_field), last.id)
+        position = keyset_position(last[moment_field], last["id"])
         next_cursor = issue_cursor(tool_name=tool_name, organization=organization, filters=filters, position=position)
     return {
         "organization": organization_ref(organization),
-        items_key: [summarize(row) for row in page],
+        items_key: summarize(page),
         "nextCursor": next_cursor,
     }

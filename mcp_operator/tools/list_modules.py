@@ -16,8 +16,8 @@ from mcp_operator.tools.payloads import (
     timestamp,
 )
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.models import Module, ModuleStatus
-from organizations.selectors import modules_for_organization
+from organizations.models import ModuleStatus
+from organizations.selectors import modules_for_organization, processed_source_ids_by_module
 
 NAME = "list_modules"
 
@@ -67,20 +67,24 @@ def list_modules(call: ToolCall) -> dict[str, Any]:
         ),
         moment_field="updated_at",
         items_key="modules",
-        summarize=_summary,
+        summarize=_summaries,
     )
 
 
-def _summary(module: Module) -> dict[str, Any]:
-    return {
-        "id": str(module.id),
-        "title": module.title,
-        "summary": module.summary,
-        "status": module.status,
-        "sectionCount": module.section_count,
-        "sourceIds": [str(source.id) for source in module.sources.all()],
-        "updatedAt": timestamp(module.updated_at),
-    }
+def _summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    source_ids = processed_source_ids_by_module([row["id"] for row in rows])
+    return [
+        {
+            "id": str(row["id"]),
+            "title": row["title"],
+            "summary": row["summary"],
+            "status": row["status"],
+            "sectionCount": row["section_count"],
+            "sourceIds": [str(source_id) for source_id in source_ids[row["id"]]],
+            "updatedAt": timestamp(row["updated_at"]),
+        }
+        for row in rows
+    ]
 
 
 TOOL = Tool(

@@ -16,7 +16,7 @@ from mcp_operator.tools.payloads import (
     timestamp,
 )
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.models import Source, SourceKind
+from organizations.models import SourceKind
 from organizations.selectors import processed_sources_for_organization
 
 NAME = "list_sources"
@@ -63,20 +63,23 @@ def list_sources(call: ToolCall) -> dict[str, Any]:
         ),
         moment_field="processed_at",
         items_key="sources",
-        summarize=_summary,
+        summarize=_summaries,
     )
 
 
-def _summary(source: Source) -> dict[str, Any]:
-    return {
-        "id": str(source.id),
-        "title": source.title,
-        "kind": source.kind,
-        "origin": source.origin,
-        "processedAt": timestamp(source.processed_at),
-        "chunkCount": source.chunk_count,
-        "characters": source.characters,
-    }
+def _summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": str(row["id"]),
+            "title": row["title"],
+            "kind": row["kind"],
+            "origin": row["origin"],
+            "processedAt": timestamp(row["processed_at"]),
+            "chunkCount": row["chunk_count"],
+            "characters": row["characters"],
+        }
+        for row in rows
+    ]
 
 
 TOOL = Tool(
