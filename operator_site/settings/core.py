@@ -33,12 +33,13 @@ MIDDLEWARE = [
     "operator_core.request_log.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "corsheaders.middleware.CorsMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's own four below, skipped on the MCP endpoints (bearer tokens, no pages).
+    "operator_site.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "operator_site.middleware.AuthenticationMiddleware",
+    "operator_site.middleware.MessageMiddleware",
+    "operator_site.middleware.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "operator_site.urls"
