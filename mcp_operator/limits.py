@@ -4,130 +4,173 @@
   the service's one rate limiter (`operator_core.rate_limits`: the window opens
   at the first call of the key and `retryAfterSeconds` is what is left of it).
   Every admitted-or-refused attempt past the role and selector checks counts.
-- Concurrency: calls in flight (`tool_concurrency`, default 4). A slot is taken on
-  entry and given back in `finally`; the key's TTL (refreshed on every entry) is the
-  safety net for a worker that dies holding a slot. A refused call holds no slot.
+- Concurrency: calls in flight (`tool_concurrency`, default 4). Each call holds a
+  lease with its own deadline (`LEASE_SECONDS` after it was taken) and gives it
+  back when it ends. A lease whose worker died lapses at its deadline, however
+  many calls keep arriving meanwhile. A refused call holds no lease.
 
-Both counters live in Django's default cache. With `REDIS_URL` set that cache is
-Redis, and each step is one Lua script (count in the window; take a slot and
-re-arm its expiry; give a slot back only if present): atomic across every
-gunicorn worker, so the limits are exact for the whole deployment, at one round
-trip a step (three a call) where Django's cache API needs two or three each. The
-keys are Django's own (`make_and_validate_key`), so `cache.get` reads the slot
-counters. The embedded default (no `REDIS_URL`) is the per-process local-memory
-cache, through its atomic `add` and `incr`/`decr`: exact for the one process
-`make run` serves, per worker otherwise (docs/development/decisions.md#limits, docs/tools.md
-"Limits").
+On Redis (`REDIS_URL`) both limits are one Lua script and one round trip: count
+the call in its window, drop lapsed leases, take one if a slot is free. Giving
+the lease back is a second round trip (`ZREM`). Leases are a sorted set of
+deadlines per (person, organization, tool), so the limits are exact across every
+gunicorn worker and machine. The embedded default (no `REDIS_URL`) keeps the same
+leases in the per-process local-memory cache under a lock: exact for the one
+process `make run` serves (docs/development/decisions.md#limits).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import math
+import threading
+import uuid
 from collections.abc import Iterator
 
 import redis
 from django.core.cache import cache
 
+from operator_core import rate_limits
 from operator_core.conf import operator_settings
-from operator_core.errors import ConcurrencyLimited
-from operator_core.rate_limits import FixedWindowLimiter, default_redis_client, require_within_limit
+from operator_core.errors import ConcurrencyLimited, RateLimited
+from operator_core.rate_limits import WINDOW_COUNT_LUA, FixedWindowLimiter, WindowCount, default_redis_client
 
 RATE_WINDOW_SECONDS = 60
 RATE_GROUP = "mcp_operator.tool-calls"
-# A crashed worker's slot is freed at the latest this long after the last entry.
-CONCURRENCY_TTL_SECONDS = 60
+# A lease never given back (its worker died) frees its slot this long after it was taken:
+# longer than any call may run (gunicorn's timeout, docs/deploy.md).
+LEASE_SECONDS = 60
 KEY_PREFIX = "mcp_operator:limits"
 
-
-def concurrency_key(*, user_id: object, organization_id: object, tool_name: str) -> str:
-    """Cache key of the in-flight call counter."""
-    return f"{KEY_PREFIX}:concurrency:{user_id}:{organization_id}:{tool_name}"
-
-
-# INCR and re-arm the expiry: one atomic step.
-_TAKE_SLOT_SCRIPT = """
-local count = redis.call('INCR', KEYS[1])
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return count
+# KEYS[1] the rate window, KEYS[2] the leases; ARGV[1] now (ms), ARGV[2] window (ms),
+# ARGV[3] the rate limit (0: take a lease without counting), ARGV[4] the slots,
+# ARGV[5] the lease's deadline (ms), ARGV[6] its id. Returns {count, window end, taken}
+# where taken is 1, 0 (over the rate: no lease asked) or -1 (every slot held).
+_ADMIT_SCRIPT = (
+    WINDOW_COUNT_LUA
+    + """
+local count, ends = 0, 0
+if ARGV[3] ~= '0' then
+  count, ends = count_in_window(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+  if count > tonumber(ARGV[3]) then return {count, ends, 0} end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {count, ends, -1} end
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+redis.call('PEXPIREAT', KEYS[2], ARGV[5], 'GT')
+return {count, ends, 1}
 """
-# DECR only an existing counter: one that expired meanwhile has nothing to give back.
-_GIVE_BACK_SCRIPT = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
-return false
-"""
+)
+
+# Serializes the read-and-rewrite of the leases on a cache without scripts.
+_LOCAL_LEASES_LOCK = threading.Lock()
+
+
+def leases_key(*, user_id: object, organization_id: object, tool_name: str) -> str:
+    """Cache key of the leases of calls in flight."""
+    return f"{KEY_PREFIX}:leases:{user_id}:{organization_id}:{tool_name}"
+
+
+def slots_in_use(*, user_id: object, organization_id: object, tool_name: str) -> int:
+    """How many leases are held and not lapsed (for tests and operators)."""
+    key = leases_key(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
+    now_ms = _now_ms()
+    client = default_redis_client()
+    if client is not None:
+        return int(client.zcount(cache.make_and_validate_key(key), f"({now_ms}", "+inf"))
+    return sum(1 for deadline in (cache.get(key) or {}).values() if deadline > now_ms)
 
 
 @functools.cache
-def _slot_scripts(client: redis.Redis) -> tuple[redis.commands.core.Script, redis.commands.core.Script]:
-    return client.register_script(_TAKE_SLOT_SCRIPT), client.register_script(_GIVE_BACK_SCRIPT)
+def _admit_script(client: redis.Redis) -> redis.commands.core.Script:
+    return client.register_script(_ADMIT_SCRIPT)
 
 
-def _take_slot(key: str) -> int:
-    """Add one to the in-flight counter at `key` and (re)arm its expiry; atomic. The new count."""
-    client = default_redis_client()
-    if client is not None:
-        return int(_slot_scripts(client)[0](keys=[cache.make_and_validate_key(key)], args=[CONCURRENCY_TTL_SECONDS]))
-    try:
-        count = cache.incr(key)
-    except ValueError:
-        if cache.add(key, 1, timeout=CONCURRENCY_TTL_SECONDS):
-            return 1
-        count = cache.incr(key)  # created by another call in between
-    cache.touch(key, CONCURRENCY_TTL_SECONDS)
-    return count
+@contextlib.contextmanager
+def tool_call_limits(*, user_id: object, organization_id: object, tool_name: str) -> Iterator[None]:
+    """Count one call against the rate, then hold a concurrency lease for the block.
 
-
-def _give_back_slot(key: str) -> None:
-    client = default_redis_client()
-    if client is not None:
-        _slot_scripts(client)[1](keys=[cache.make_and_validate_key(key)])
-        return
-    with contextlib.suppress(ValueError):  # expired meanwhile: nothing left to give back
-        cache.decr(key)
-
-
-def count_call(*, user_id: object, organization_id: object, tool_name: str) -> None:
-    """Count one call in its one-minute window; raise `RateLimited` once over the limit.
-
-    `retryAfterSeconds` is the time left in the window, at least 1.
+    Raises `RateLimited` over the rate, `ConcurrencyLimited` (retryAfterSeconds 1)
+    when every slot is held; a refused call holds nothing.
     """
-    limit = operator_settings().tool_calls_per_minute
-    limiter = FixedWindowLimiter(group=RATE_GROUP, limit=limit, period_seconds=RATE_WINDOW_SECONDS)
-    require_within_limit(
-        limiter,
-        f"{user_id}:{organization_id}:{tool_name}",
-        message=f"Too many calls of {tool_name}: at most {limit} per minute.",
-    )
+    with _lease(user_id=user_id, organization_id=organization_id, tool_name=tool_name, count=True):
+        yield
 
 
 @contextlib.contextmanager
 def concurrency_slot(*, user_id: object, organization_id: object, tool_name: str) -> Iterator[None]:
-    """Hold one of the `tool_concurrency` slots for the duration of the block.
+    """Hold one lease for the block without counting a call (a call elsewhere, in tests)."""
+    with _lease(user_id=user_id, organization_id=organization_id, tool_name=tool_name, count=False):
+        yield
 
-    Raises `ConcurrencyLimited` (retryAfterSeconds 1) when all slots are taken;
-    the refused attempt gives its increment back at once.
-    """
-    limit = operator_settings().tool_concurrency
-    key = concurrency_key(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
-    # the expiry is re-armed on every entry: a dead worker's slot lapses at the latest
-    # CONCURRENCY_TTL_SECONDS after the last call began
-    in_flight = _take_slot(key)
-    if in_flight > limit:
-        _give_back_slot(key)
+
+@contextlib.contextmanager
+def _lease(*, user_id: object, organization_id: object, tool_name: str, count: bool) -> Iterator[None]:
+    conf = operator_settings()
+    rate_key = f"{user_id}:{organization_id}:{tool_name}"
+    key = leases_key(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
+    limiter = FixedWindowLimiter(group=RATE_GROUP, limit=conf.tool_calls_per_minute, period_seconds=RATE_WINDOW_SECONDS)
+    lease_id = uuid.uuid4().hex
+    now_ms = _now_ms()
+    deadline_ms = now_ms + LEASE_SECONDS * 1000
+    client = default_redis_client()
+    if client is not None:
+        calls, ends_ms, taken = _admit_script(client)(
+            keys=[cache.make_and_validate_key(limiter.cache_key(rate_key)), cache.make_and_validate_key(key)],
+            args=[
+                now_ms,
+                RATE_WINDOW_SECONDS * 1000,
+                conf.tool_calls_per_minute if count else 0,
+                conf.tool_concurrency,
+                deadline_ms,
+                lease_id,
+            ],
+        )
+        counted = WindowCount(
+            count=int(calls), limit=conf.tool_calls_per_minute, seconds_left=(int(ends_ms) - now_ms) / 1000
+        )
+    else:
+        counted = limiter.count(rate_key) if count else None
+        taken = (
+            0
+            if counted is not None and counted.exceeded
+            else _take_lease_locally(key, lease_id, now_ms, deadline_ms, conf.tool_concurrency)
+        )
+    if count and counted is not None and counted.exceeded:
+        raise RateLimited(
+            f"Too many calls of {tool_name}: at most {conf.tool_calls_per_minute} per minute.",
+            retry_after_seconds=counted.retry_after_seconds,
+        )
+    if int(taken) != 1:
         raise ConcurrencyLimited(
-            f"Too many simultaneous calls of {tool_name}: at most {limit} at once.",
+            f"Too many simultaneous calls of {tool_name}: at most {conf.tool_concurrency} at once.",
             retry_after_seconds=1,
         )
     try:
         yield
     finally:
-        _give_back_slot(key)
+        _give_back(key, lease_id, client)
 
 
-@contextlib.contextmanager
-def tool_call_limits(*, user_id: object, organization_id: object, tool_name: str) -> Iterator[None]:
-    """Apply both limits to one call: rate first, then a concurrency slot for the block."""
-    count_call(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
-    with concurrency_slot(user_id=user_id, organization_id=organization_id, tool_name=tool_name):
-        yield
+def _take_lease_locally(key: str, lease_id: str, now_ms: int, deadline_ms: int, slots: int) -> int:
+    with _LOCAL_LEASES_LOCK:
+        leases = {held: deadline for held, deadline in (cache.get(key) or {}).items() if deadline > now_ms}
+        if len(leases) >= slots:
+            return -1
+        leases[lease_id] = deadline_ms
+        cache.set(key, leases, timeout=LEASE_SECONDS)
+    return 1
+
+
+def _give_back(key: str, lease_id: str, client: redis.Redis | None) -> None:
+    if client is not None:
+        client.zrem(cache.make_and_validate_key(key), lease_id)
+        return
+    with _LOCAL_LEASES_LOCK:
+        leases = cache.get(key) or {}
+        if leases.pop(lease_id, None) is not None:
+            cache.set(key, leases, timeout=LEASE_SECONDS)
+
+
+def _now_ms() -> int:
+    return math.floor(rate_limits.clock() * 1000)

@@ -58,18 +58,27 @@ clock: Clock = time.time
 KEY_PREFIX = "rate_limits"
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
-# Count one under KEYS[1] at ARGV[1] (ms); a missing or ended window opens a new one
-# of ARGV[2] ms. Returns the count and the window's end (ms).
-_COUNT_SCRIPT = """
-local now = tonumber(ARGV[1])
-local ends = redis.call('PEXPIRETIME', KEYS[1])
-if ends < 0 or ends <= now then
-  ends = now + tonumber(ARGV[2])
-  redis.call('SET', KEYS[1], 1, 'PXAT', ends)
-  return {1, ends}
+# count_in_window(key, now ms, period ms): count one under `key`; a missing or ended
+# window opens a new one. Returns the count and the window's end (ms). A Lua function,
+# so that a script that counts and then does more (a tool call's lease) shares it.
+WINDOW_COUNT_LUA = """
+local function count_in_window(key, now, period)
+  local ends = redis.call('PEXPIRETIME', key)
+  if ends < 0 or ends <= now then
+    ends = now + period
+    redis.call('SET', key, 1, 'PXAT', ends)
+    return 1, ends
+  end
+  return redis.call('INCR', key), ends
 end
-return {redis.call('INCR', KEYS[1]), ends}
 """
+_COUNT_SCRIPT = (
+    WINDOW_COUNT_LUA
+    + """
+local count, ends = count_in_window(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+return {count, ends}
+"""
+)
 
 # Serializes the read-and-rewrite of a window on a cache without scripts.
 _LOCAL_LOCK = threading.Lock()

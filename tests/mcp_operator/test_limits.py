@@ -11,10 +11,9 @@ from unittest import mock
 
 import redis
 from django.conf import settings
-from django.core.cache import cache
 from django.test import override_settings
 
-from mcp_operator.limits import RATE_WINDOW_SECONDS, concurrency_key, concurrency_slot
+from mcp_operator.limits import LEASE_SECONDS, RATE_WINDOW_SECONDS, concurrency_slot, slots_in_use
 from operator_core.conf import operator_settings
 from operator_core.errors import ErrorCode
 from organizations.models import Role
@@ -124,7 +123,7 @@ class ConcurrencyLimitTests(OperatorEndpointTestCase):
         with concurrency_slot(**self.slot):
             self.call_tool(self.member, "list_modules")
 
-        self.assertEqual(cache.get(concurrency_key(**self.slot)), 0)
+        self.assertEqual(slots_in_use(**self.slot), 0)
 
     @with_limits(at_once=1)
     def test_the_slot_is_given_back_when_the_call_ends(self) -> None:
@@ -134,7 +133,7 @@ class ConcurrencyLimitTests(OperatorEndpointTestCase):
 
         self.assertEqual(failed.error_code, ErrorCode.INVALID_ARGUMENTS)
         self.assertIsNone(result.error_code)
-        self.assertEqual(cache.get(concurrency_key(**self.slot)), 0)
+        self.assertEqual(slots_in_use(**self.slot), 0)
 
     @with_limits(at_once=1)
     def test_another_tool_is_not_limited_by_a_held_slot(self) -> None:
@@ -145,7 +144,7 @@ class ConcurrencyLimitTests(OperatorEndpointTestCase):
 
 
 class RedisRoundTripTests(OperatorEndpointTestCase):
-    """The limits cost a tool call three Redis round trips: count the rate, take a slot, give it back."""
+    """The limits cost a tool call two Redis round trips: count the rate and take a lease, give it back."""
 
     def setUp(self) -> None:
         redis_url = require_redis_url()
@@ -153,7 +152,7 @@ class RedisRoundTripTests(OperatorEndpointTestCase):
         self.enterContext(override_settings(CACHES={"default": {**redis_cache, "KEY_PREFIX": uuid.uuid4().hex}}))
         self.member = make_membership(role=Role.MEMBER)
 
-    def test_a_tool_call_makes_three_round_trips_to_redis(self) -> None:
+    def test_a_tool_call_makes_two_round_trips_to_redis(self) -> None:
         self.call_tool(self.member, "list_modules")  # loads the scripts into this Redis if it lacks them
         commands: list[str] = []
         send = redis.Redis.execute_command
@@ -166,4 +165,66 @@ class RedisRoundTripTests(OperatorEndpointTestCase):
             result = self.call_tool(self.member, "list_modules")
 
         self.assertIsNone(result.error_code)
-        self.assertEqual(commands, ["EVALSHA"] * 3)
+        self.assertEqual(commands, ["EVALSHA", "ZREM"])
+
+
+class LeaseTests(OperatorEndpointTestCase):
+    """A slot is a lease: one whose worker died lapses at its deadline, however many calls keep coming."""
+
+    def setUp(self) -> None:
+        self.member = make_membership(role=Role.MEMBER)
+        self.slot = {
+            "user_id": self.member.user_id,
+            "organization_id": self.member.organization_id,
+            "tool_name": "list_modules",
+        }
+        self.clock = self.enterContext(pinned_clock())
+        self.abandoned: list[object] = []
+
+    def abandon_a_lease(self) -> None:
+        # taken and never given back, as by a worker killed in the middle of a call (the
+        # reference keeps the generator's `finally` from running when it is collected)
+        lease = concurrency_slot(**self.slot)
+        lease.__enter__()
+        self.abandoned.append(lease)
+
+    @with_limits(at_once=1)
+    def test_an_abandoned_lease_refuses_calls_until_its_deadline(self) -> None:
+        self.abandon_a_lease()
+
+        refused = [self.call_tool(self.member, "list_modules") for _ in range(3)]
+        self.clock.advance(LEASE_SECONDS - 1)
+        still_refused = self.call_tool(self.member, "list_modules")
+        self.clock.advance(2)
+        admitted = self.call_tool(self.member, "list_modules")
+
+        self.assertEqual({result.error_code for result in refused}, {ErrorCode.CONCURRENCY_LIMITED})
+        self.assertEqual(still_refused.error_code, ErrorCode.CONCURRENCY_LIMITED)
+        self.assertIsNone(admitted.error_code)
+        self.assertEqual(slots_in_use(**self.slot), 0)
+
+    @with_limits(at_once=4)
+    def test_all_slots_are_usable_again_after_the_lease_time_under_continued_traffic(self) -> None:
+        for _ in range(2):
+            self.abandon_a_lease()
+        self.assertEqual(slots_in_use(**self.slot), 2)
+
+        for _ in range(5):  # continued traffic does not keep the dead leases alive
+            self.call_tool(self.member, "list_modules")
+            self.clock.advance(LEASE_SECONDS / 5)
+
+        self.assertEqual(slots_in_use(**self.slot), 0)
+        held = [concurrency_slot(**self.slot) for _ in range(4)]
+        for lease in held:
+            lease.__enter__()
+        self.assertEqual(slots_in_use(**self.slot), 4)
+        for lease in held:
+            lease.__exit__(None, None, None)
+
+
+class RedisLeaseTests(LeaseTests):
+    def setUp(self) -> None:
+        redis_url = require_redis_url()
+        redis_cache = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+        self.enterContext(override_settings(CACHES={"default": {**redis_cache, "KEY_PREFIX": uuid.uuid4().hex}}))
+        super().setUp()

@@ -9,9 +9,9 @@ process needs no rows, it only speaks HTTP, and the limits live in Redis.
 
 Concurrency: no tool call can be made deliberately slow without a test-only
 hook in production code, so the test occupies the slots in Redis directly,
-under the key `mcp_operator.limits.concurrency_key` computes, exactly as calls
+as leases under the key `mcp_operator.limits.leases_key` computes, exactly as calls
 in flight in other workers would, and asserts that the gunicorn workers refuse
-with `concurrency_limited` and admit again once the slots are given back.
+with `concurrency_limited` and admit again once a lease is given back.
 
 Rate: the workers' clock can't be pinned from here, and needn't be: a rate
 window opens at the first call of its key (operator_core.rate_limits), so a
@@ -37,7 +37,7 @@ import httpx
 from django.core.cache.backends.redis import RedisCache
 from django.test import SimpleTestCase
 
-from mcp_operator.limits import CONCURRENCY_TTL_SECONDS, concurrency_key
+from mcp_operator.limits import LEASE_SECONDS, leases_key
 from operator_core.errors import ErrorCode
 from tests.mcp_operator.base import META
 from tests.support import require_redis_url
@@ -226,19 +226,23 @@ class LimitsAcrossWorkersTests(SimpleTestCase):
 
     def test_calls_beyond_the_slots_held_in_other_workers_are_concurrency_limited(self) -> None:
         # the same key, prefix and version the workers' cache derives from it
-        key = concurrency_key(
-            user_id=self.seed["user_id"], organization_id=self.seed["organization_id"], tool_name="list_sources"
+        key = self.redis.make_and_validate_key(
+            leases_key(
+                user_id=self.seed["user_id"], organization_id=self.seed["organization_id"], tool_name="list_sources"
+            )
         )
-        # CONCURRENCY calls in flight elsewhere, as their workers' increments leave the counter
-        self.redis.set(key, CONCURRENCY, timeout=CONCURRENCY_TTL_SECONDS)
+        client = self.redis._cache.get_client(write=True)
+        deadline_ms = int((time.time() + LEASE_SECONDS) * 1000)
+        # CONCURRENCY calls in flight elsewhere, as their workers' leases leave the set
+        client.zadd(key, {f"elsewhere-{number}": deadline_ms for number in range(CONCURRENCY)})
         try:
-            with httpx.Client(timeout=20) as client:
-                refused = [self._call(client, "list_sources", {}) for _ in range(2)]
-            self.redis.decr(key)  # one of them finishes
-            with httpx.Client(timeout=20) as client:
-                admitted = self._call(client, "list_sources", {})
+            with httpx.Client(timeout=20) as client_http:
+                refused = [self._call(client_http, "list_sources", {}) for _ in range(2)]
+            client.zrem(key, "elsewhere-0")  # one of them finishes
+            with httpx.Client(timeout=20) as client_http:
+                admitted = self._call(client_http, "list_sources", {})
         finally:
-            self.redis.delete(key)
+            client.delete(key)
 
         for result in refused:
             self.assertEqual(result["structuredContent"]["error"]["code"], ErrorCode.CONCURRENCY_LIMITED)
