@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,14 +38,13 @@ from django.test import SimpleTestCase
 
 from mcp_operator.limits import LEASE_SECONDS, leases_key
 from operator_core.errors import ErrorCode
+from tests.live_servers import free_port, redis_url_for, start_gunicorn
 from tests.mcp_operator.base import META
-from tests.support import require_redis_url
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 CALLS_PER_MINUTE = 5
 CONCURRENCY = 2
 BURST = 12
-START_TIMEOUT_SECONDS = 20
 
 SEED = """
 import json
@@ -69,37 +67,7 @@ print(json.dumps({"user_id": user.pk, "organization_id": str(organization.pk), "
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited early:\n{log.read_text()[-4000:]}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"server did not listen on {port}:\n{log.read_text()[-4000:]}")
-
-
-def _stop(process: subprocess.Popen | None) -> None:
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
-
-
 class LimitsAcrossWorkersTests(SimpleTestCase):
-    redis_process: subprocess.Popen | None = None
     gunicorn_process: subprocess.Popen | None = None
 
     @classmethod
@@ -110,8 +78,8 @@ class LimitsAcrossWorkersTests(SimpleTestCase):
         httpx_logger.setLevel(logging.WARNING)  # one INFO line per request otherwise
         cls.workdir = Path(tempfile.mkdtemp(prefix="operator-limits-"))
         cls.addClassCleanup(shutil.rmtree, cls.workdir, ignore_errors=True)
-        cls.redis_url = os.environ.get("REDIS_URL") or cls._start_private_redis()
-        port = _free_port()
+        cls.redis_url = redis_url_for(cls, cls.workdir)
+        port = free_port()
         cls.endpoint = f"http://127.0.0.1:{port}/api/mcp/operator"
         env = {
             **os.environ,
@@ -132,41 +100,8 @@ class LimitsAcrossWorkersTests(SimpleTestCase):
         )
         seeded = subprocess.run([python, "-c", SEED], cwd=BASE_DIR, env=env, check=True, capture_output=True, text=True)
         cls.seed = json.loads(seeded.stdout.strip().splitlines()[-1])
-        log = cls.workdir / "gunicorn.log"
-        cls.gunicorn_process = subprocess.Popen(
-            [
-                str(Path(python).with_name("gunicorn")),
-                "operator_site.wsgi",
-                "--workers",
-                "2",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--log-level",
-                "warning",
-            ],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        cls.addClassCleanup(_stop, cls.gunicorn_process)
-        _wait_for_port(port, cls.gunicorn_process, log)
+        cls.gunicorn_process = start_gunicorn(cls, environment=env, port=port, log=cls.workdir / "gunicorn.log")
         cls.redis = RedisCache(cls.redis_url, {})
-
-    @classmethod
-    def _start_private_redis(cls) -> str:
-        if not shutil.which("redis-server"):
-            return require_redis_url()  # skips here, fails under CI
-        port = _free_port()
-        log = cls.workdir / "redis.log"
-        cls.redis_process = subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        cls.addClassCleanup(_stop, cls.redis_process)
-        _wait_for_port(port, cls.redis_process, log)
-        return f"redis://127.0.0.1:{port}/0"
 
     def _call(self, client: httpx.Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         body = {

@@ -1,0 +1,125 @@
+"""Real servers for tests that need more than one process: gunicorn, Redis, a database of their own.
+
+Each helper registers its own cleanup on the test class (`addClassCleanup`),
+so a failing set-up leaves no process behind. Everything listens on loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.db import connection
+
+from tests.support import require_redis_url
+
+BASE_DIR = Path(__file__).resolve().parents[1]
+START_TIMEOUT_SECONDS = 30
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited early:\n{log.read_text()[-4000:]}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"server did not listen on {port}:\n{log.read_text()[-4000:]}")
+
+
+def stop(process: subprocess.Popen | None) -> None:
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
+def redis_url_for(test_class: Any, workdir: Path) -> str:
+    """REDIS_URL when set, else a private `redis-server` started for the class (skips, or fails under CI)."""
+    if os.environ.get("REDIS_URL"):
+        return os.environ["REDIS_URL"]
+    if not shutil.which("redis-server"):
+        return require_redis_url()
+    port = free_port()
+    log = workdir / "redis.log"
+    process = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    test_class.addClassCleanup(stop, process)
+    wait_for_port(port, process, log)
+    return f"redis://127.0.0.1:{port}/0"
+
+
+def database_url_for(test_class: Any, workdir: Path) -> str:
+    """A fresh database the servers share: on PostgreSQL when the suite runs there, else SQLite in `workdir`."""
+    if connection.vendor != "postgresql":
+        return f"sqlite:///{workdir / 'shared.sqlite3'}"
+    settings = connection.settings_dict
+    name = f"operator_live_{uuid.uuid4().hex[:12]}"
+    with connection.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    test_class.addClassCleanup(drop)
+    return f"postgres://{settings['USER']}:{settings['PASSWORD']}@{settings['HOST']}:{settings['PORT']}/{name}"
+
+
+def manage(*arguments: str, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *arguments],
+        cwd=BASE_DIR,
+        env=environment,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def start_gunicorn(
+    test_class: Any, *, environment: dict[str, str], port: int, log: Path, workers: int = 2
+) -> subprocess.Popen:
+    """gunicorn serving the real WSGI application on 127.0.0.1:`port`."""
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("gunicorn")),
+            "operator_site.wsgi",
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=BASE_DIR,
+        env=environment,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    test_class.addClassCleanup(stop, process)
+    wait_for_port(port, process, log)
+    return process

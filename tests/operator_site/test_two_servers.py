@@ -1,0 +1,172 @@
+"""Two app servers with separate var/ folders, sharing one database and one Redis, are one service.
+
+Real components end to end: two gunicorn servers built from the same
+configuration (the secrets in the environment, nothing shared on disk), a
+database of their own (PostgreSQL when the suite runs there) and Redis. A
+person signs in and consents through server A; the token works at server B,
+B refreshes it, and the tool-call limit counts calls on both together
+(docs/deploy.md, "Scaling out").
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+from django.test import SimpleTestCase
+
+from operator_core.errors import ErrorCode
+from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
+from tests.e2e.browser_flow import post_forms_until_redirect
+from tests.live_servers import database_url_for, free_port, manage, redis_url_for, start_gunicorn
+from tests.mcp_requests import CLIENT_META
+from tests.oauth.support import pkce_pair
+
+CALLS_PER_MINUTE = 4
+PASSWORD = "two-servers-password"
+REDIRECT_URI = "http://127.0.0.1:8765/callback"
+SEED = f"""
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from organizations.models import Role
+from organizations.services import add_membership, create_module, create_organization
+organization = create_organization(slug="acme", name="Acme")
+user = get_user_model().objects.create_user(username="bob@acme.test", email="bob@acme.test", password="{PASSWORD}")
+add_membership(user=user, organization=organization, role=Role.MEMBER)
+create_module(organization=organization, title="Forklift safety", sections=[("Intro", "Welcome.")])
+"""
+
+
+class TwoServersTests(SimpleTestCase):
+    databases = {"default"}  # to create and drop the servers' own PostgreSQL database
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        httpx_logger = logging.getLogger("httpx")
+        cls.addClassCleanup(httpx_logger.setLevel, httpx_logger.level)
+        httpx_logger.setLevel(logging.WARNING)
+        workdir = Path(tempfile.mkdtemp(prefix="operator-two-servers-"))
+        cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
+        port_a, port_b = free_port(), free_port()
+        # One public origin in front of both, as behind a load balancer.
+        cls.base_url = f"http://127.0.0.1:{port_a}"
+        shared = {
+            "PATH": os.environ.get("PATH", ""),
+            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
+            "OPERATOR_BASE_URL": cls.base_url,
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+            "DJANGO_SECRET_KEY": generate_secret_key(),
+            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
+            "OPERATOR_LTI_KEY": generate_private_key_pem(),
+            "DATABASE_URL": database_url_for(cls, workdir),
+            "REDIS_URL": redis_url_for(cls, workdir),
+            "OPERATOR_TOOL_CALLS_PER_MINUTE": str(CALLS_PER_MINUTE),
+        }
+        cls.environments = {}
+        for name in ("a", "b"):
+            var_dir = workdir / f"var-{name}"
+            var_dir.mkdir()
+            cls.environments[name] = {**shared, "OPERATOR_VAR_DIR": str(var_dir)}
+        manage("migrate", "--noinput", environment=cls.environments["a"])
+        manage("shell", "-c", SEED, environment=cls.environments["a"])
+        cls.urls = {"a": cls.base_url, "b": f"http://127.0.0.1:{port_b}"}
+        for name, port in (("a", port_a), ("b", port_b)):
+            start_gunicorn(cls, environment=cls.environments[name], port=port, log=workdir / f"gunicorn-{name}.log")
+        cls.var_dirs = [workdir / "var-a", workdir / "var-b"]
+
+    def sign_in_at_a(self) -> dict[str, Any]:
+        """Register, sign in, consent and exchange the code, all at server A; the token response."""
+        with httpx.Client(base_url=self.urls["a"], timeout=30) as client:
+            registered = client.post(
+                "/api/auth/oauth2/register",
+                json={
+                    "client_name": "Two servers",
+                    "redirect_uris": [REDIRECT_URI],
+                    "token_endpoint_auth_method": "none",
+                },
+            )
+            self.assertEqual(registered.status_code, 201, registered.text)
+            client_id = registered.json()["client_id"]
+            verifier, challenge = pkce_pair()
+            query = urlencode(
+                {
+                    "response_type": "code",
+                    "client_id": client_id,
+                    "redirect_uri": REDIRECT_URI,
+                    "code_challenge": challenge,
+                    "code_challenge_method": "S256",
+                    "state": "s",
+                    "scope": "mcp:operator.read offline_access",
+                }
+            )
+            answer = post_forms_until_redirect(
+                client,
+                f"{self.urls['a']}/api/auth/oauth2/authorize?{query}",
+                redirect_uri=REDIRECT_URI,
+                email="bob@acme.test",
+                password=PASSWORD,
+            )
+            exchanged = client.post(
+                "/api/auth/oauth2/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": answer["code"],
+                    "redirect_uri": REDIRECT_URI,
+                    "client_id": client_id,
+                    "code_verifier": verifier,
+                },
+            )
+        self.assertEqual(exchanged.status_code, 200, exchanged.text)
+        return {**exchanged.json(), "client_id": client_id}
+
+    def call(self, server: str, token: str, method: str = "tools/list", **params: Any) -> httpx.Response:
+        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": CLIENT_META}}
+        headers = {"Authorization": f"Bearer {token}", "Mcp-Method": method, "MCP-Protocol-Version": "2026-07-28"}
+        if "name" in params:
+            headers["Mcp-Name"] = params["name"]
+        return httpx.post(f"{self.urls[server]}/api/mcp/operator", json=message, headers=headers, timeout=30)
+
+    def test_a_token_minted_at_one_server_works_at_the_other(self) -> None:
+        tokens = self.sign_in_at_a()
+
+        listed = self.call("b", tokens["access_token"])
+
+        self.assertEqual(listed.status_code, 200, listed.text)
+        self.assertEqual(len(listed.json()["result"]["tools"]), 5)
+
+    def test_the_other_server_refreshes_a_token_from_the_first(self) -> None:
+        tokens = self.sign_in_at_a()
+
+        refreshed = httpx.post(
+            f"{self.urls['b']}/api/auth/oauth2/token",
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": tokens["refresh_token"],
+                "client_id": tokens["client_id"],
+            },
+            timeout=30,
+        )
+
+        self.assertEqual(refreshed.status_code, 200, refreshed.text)
+        self.assertEqual(self.call("a", refreshed.json()["access_token"]).status_code, 200)
+
+    def test_the_tool_call_limit_counts_calls_on_both_servers(self) -> None:
+        token = self.sign_in_at_a()["access_token"]
+
+        codes = []
+        for server in ("a", "b", "a", "b", "a", "b"):
+            result = self.call(server, token, "tools/call", name="list_modules", arguments={}).json()["result"]
+            codes.append(result["structuredContent"].get("error", {}).get("code") if result.get("isError") else None)
+
+        self.assertEqual(codes, [None] * CALLS_PER_MINUTE + [ErrorCode.RATE_LIMITED] * 2)
+
+    def test_neither_server_wrote_a_secret_to_its_var_folder(self) -> None:
+        self.assertEqual([sorted(path.iterdir()) for path in self.var_dirs], [[], []])
