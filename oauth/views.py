@@ -78,7 +78,8 @@ class SignInView(View):
             count_sign_in_attempt(client_address=client_ip(request), email=request.POST.get("email", ""))
         except RateLimited as error:
             response = self._render(request, form, error=error.message, status=429)
-            response["Retry-After"] = str(error.retry_after_seconds)
+            for name, value in error.headers.items():
+                response[name] = value
             return response
         if not form.is_valid():
             return self._render(request, form, error="Enter your email address and password.", status=400)
