@@ -51,6 +51,7 @@ METHOD_TOOLS_LIST = "tools/list"
 METHOD_TOOLS_CALL = "tools/call"
 METHOD_RESOURCES_LIST = "resources/list"
 METHOD_RESOURCES_READ = "resources/read"
+METHOD_RESOURCES_TEMPLATES_LIST = "resources/templates/list"
 # Methods whose entity is mirrored in Mcp-Name, and the params key holding it.
 NAME_BEARING_METHODS = {METHOD_TOOLS_CALL: "name", METHOD_RESOURCES_READ: "uri"}
 

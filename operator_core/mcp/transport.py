@@ -46,6 +46,7 @@ from operator_core.mcp.envelope import (
     METHOD_DISCOVER,
     METHOD_RESOURCES_LIST,
     METHOD_RESOURCES_READ,
+    METHOD_RESOURCES_TEMPLATES_LIST,
     METHOD_TOOLS_CALL,
     METHOD_TOOLS_LIST,
     Rejection,
@@ -235,6 +236,7 @@ class McpEndpoint:
             METHOD_TOOLS_CALL: self._call_tool,
             METHOD_RESOURCES_LIST: self._list_resources,
             METHOD_RESOURCES_READ: self._read_resource,
+            METHOD_RESOURCES_TEMPLATES_LIST: self._list_resource_templates,
         }.get(route.method)
         if handler is None:
             raise JsonRpcError(JSONRPC_METHOD_NOT_FOUND, "Method not found", data={"method": route.method})
@@ -288,6 +290,12 @@ class McpEndpoint:
 
     def _read_resource(self, params: dict[str, Any], principal: object) -> dict[str, Any]:
         return self._cacheable(self.resources.read_resource(principal, params["uri"]))
+
+    def _list_resource_templates(self, params: dict[str, Any], principal: object) -> dict[str, Any]:
+        # Neither endpoint has templates. Clients that see the `resources`
+        # capability list templates next to resources, and expect an empty list
+        # rather than -32601 (MCP 2026-07-28, "Resources").
+        return self._cacheable({"resourceTemplates": []})
 
 
 def _finish(response: HttpResponse) -> HttpResponse:

@@ -26,6 +26,15 @@ class DocsResourcesTests(DocsEndpointTestCase):
         expected = load_library(settings.OPERATOR["docs_dir"]).page("versioning.md").markdown
         self.assertEqual(contents, [{"uri": "docs://versioning.md", "mimeType": "text/markdown", "text": expected}])
 
+    def test_resource_templates_list_is_empty_and_public(self) -> None:
+        response = self.rpc("resources/templates/list")
+
+        self.assertEqual(response.status_code, 200)
+        body = response.json()
+        validate_against_mcp_schema(body, "ListResourceTemplatesResultResponse")
+        self.assertEqual(body["result"]["resourceTemplates"], [])
+        self.assertEqual((body["result"]["ttlMs"], body["result"]["cacheScope"]), (0, "public"))
+
     def test_unknown_resource_is_invalid_params(self) -> None:
         response = self.rpc("resources/read", {"uri": "docs://nope.md"})
 

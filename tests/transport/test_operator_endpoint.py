@@ -80,6 +80,15 @@ class OperatorEndpointTransportTests(TestCase):
         validate_against_mcp_schema(payload, "ListResourcesResultResponse")
         self.assertEqual([r["uri"] for r in payload["result"]["resources"]], ["mcp://server-card.json"])
 
+    def test_resource_templates_list_is_empty_and_private(self) -> None:
+        response = self.post(envelope("resources/templates/list"))
+
+        self.assertEqual(response.status_code, 200)
+        payload = response.json()
+        validate_against_mcp_schema(payload, "ListResourceTemplatesResultResponse")
+        self.assertEqual(payload["result"]["resourceTemplates"], [])
+        self.assertEqual((payload["result"]["ttlMs"], payload["result"]["cacheScope"]), (0, "private"))
+
     def test_unknown_resource_is_invalid_params(self) -> None:
         response = self.post(envelope("resources/read", {"uri": "mcp://other.json"}))
 
