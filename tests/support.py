@@ -78,6 +78,23 @@ def validate_server_card(instance: Any) -> None:
     compiled_validator(SERVER_CARD_SCHEMA_PATH, "ServerCard").validate(instance)
 
 
+def type_arrays(schema: Any, path: str = "") -> list[str]:
+    """The JSON pointers in `schema` whose `type` is an array (`["string", "null"]`).
+
+    Tool schemas express "may be null" with `anyOf` instead (docs/tools.md "Null values").
+    """
+    found: list[str] = []
+    if isinstance(schema, dict):
+        if isinstance(schema.get("type"), list):
+            found.append(path or "/")
+        for key, value in schema.items():
+            found += type_arrays(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += type_arrays(value, f"{path}/{index}")
+    return found
+
+
 class PinnedClock:
     """A clock that stands still until told to move: `advance(seconds)`."""
 

@@ -9,6 +9,7 @@ from mcp_operator.tools.payloads import (
     UUID_STRING,
     input_schema,
     knowledge_output_schema,
+    nullable,
     organization_ref,
     timestamp,
 )
@@ -66,10 +67,10 @@ OUTPUT = knowledge_output_schema(
                 "additionalProperties": False,
             },
         },
-        "nextChunk": {
-            "type": ["integer", "null"],
-            "description": "Pass as startChunk for the following chunks; null after the last chunk.",
-        },
+        "nextChunk": nullable(
+            {"type": "integer"},
+            description="Pass as startChunk for the following chunks; null after the last chunk.",
+        ),
     }
 )
 

@@ -31,10 +31,23 @@ SELECTOR_PROPERTIES: dict[str, Any] = {
 
 UUID_STRING: dict[str, Any] = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
 TIMESTAMP: dict[str, Any] = {"type": "string", "format": "date-time", "description": "ISO 8601, UTC, ending in Z."}
-NEXT_CURSOR: dict[str, Any] = {
-    "type": ["string", "null"],
-    "description": "Pass as `cursor` with the same filters for the next page; null on the last page.",
-}
+
+
+def nullable(schema: dict[str, Any], *, description: str) -> dict[str, Any]:
+    """`schema` or null, written as `anyOf` with a `{"type": "null"}` branch (docs/tools.md "Null values").
+
+    Never a `type` array such as `["string", "null"]`: some hosts convert tool
+    schemas to a subset without type arrays, and MCP Inspector flags them as not
+    portable. `anyOf` with a null branch is valid JSON Schema 2020-12 and the form
+    pydantic, and so the MCP Python SDK, generates for optional values.
+    """
+    return {"anyOf": [schema, {"type": "null"}], "description": description}
+
+
+NEXT_CURSOR = nullable(
+    {"type": "string"},
+    description="Pass as `cursor` with the same filters for the next page; null on the last page.",
+)
 
 ORGANIZATION: dict[str, Any] = {
     "type": "object",

@@ -2,7 +2,7 @@
 
 from tests.mcp_docs.base import DocsEndpointTestCase
 from tests.mcp_requests import CLIENT_META, DOCS_PATH, legacy_initialize, post_mcp
-from tests.support import validate_against_mcp_schema
+from tests.support import type_arrays, validate_against_mcp_schema
 
 
 class DocsTransportTests(DocsEndpointTestCase):
@@ -112,6 +112,10 @@ class DocsTransportTests(DocsEndpointTestCase):
 
         self.assertEqual(result["resultType"], "complete")
         self.assertEqual(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "service-docs")
+
+    def test_no_tool_schema_uses_a_type_array(self) -> None:
+        for tool in self.rpc("tools/list").json()["result"]["tools"]:
+            self.assertEqual(type_arrays(tool["inputSchema"]) + type_arrays(tool["outputSchema"]), [], tool["name"])
 
     def test_tools_list_returns_the_two_read_only_tools_in_order(self) -> None:
         body = self.rpc("tools/list").json()

@@ -4,7 +4,7 @@ from organizations.models import Role
 from tests.factories import make_membership, token_for
 from tests.mcp_operator.base import OperatorEndpointTestCase
 from tests.mcp_requests import envelope, post_mcp
-from tests.support import validate_against_mcp_schema
+from tests.support import type_arrays, validate_against_mcp_schema
 
 TOOL_NAMES = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
 READ_ONLY = {"readOnlyHint": True, "idempotentHint": True, "destructiveHint": False, "openWorldHint": False}
@@ -36,6 +36,11 @@ class ToolListTests(OperatorEndpointTestCase):
     def test_every_output_schema_is_an_object_schema(self) -> None:
         for entry in self.list_tools():
             self.assertEqual(entry["outputSchema"]["type"], "object", entry["name"])
+
+    def test_no_schema_uses_a_type_array(self) -> None:
+        for entry in self.list_tools():
+            self.assertEqual(type_arrays(entry["inputSchema"]), [], entry["name"])
+            self.assertEqual(type_arrays(entry["outputSchema"]), [], entry["name"])
 
     def test_the_list_is_the_same_for_every_token(self) -> None:
         self.assertEqual(self.list_tools(), self.list_tools())
