@@ -180,9 +180,8 @@ class AuthorizeView(AuthorizationView):
         context = super().get_context_data(**kwargs)
         organizations = getattr(self, "organizations", None) or list(eligible_organizations(self.request.user))
         context["organizations"] = organizations
-        context["scope_items"] = list(
-            zip(kwargs.get("scopes", []), kwargs.get("scopes_descriptions", []), strict=False)
-        )
+        # Scopes that grant the same thing read the same: each sentence once.
+        context["scope_descriptions"] = list(dict.fromkeys(kwargs.get("scopes_descriptions", [])))
         return context
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:

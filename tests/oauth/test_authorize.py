@@ -4,6 +4,7 @@ from urllib.parse import parse_qs, urlsplit
 from django.test import Client
 
 from oauth.models import Grant
+from operator_core.scopes import SCOPE_DESCRIPTIONS, SCOPE_OPERATOR_READ
 from organizations.models import Role
 from tests.factories import make_membership, make_organization, make_user
 from tests.oauth.support import AUTHORIZE, REDIRECT_URI, OAuthTestCase, pkce_pair
@@ -44,11 +45,24 @@ class ConsentPageTests(OAuthTestCase):
         self.assertEqual(response.status_code, 200)
         self.assertContains(response, "Claude Desktop")
         self.assertContains(response, REDIRECT_URI)
-        self.assertContains(response, "Read your organization&#x27;s modules and knowledge sources")
+        self.assertContains(response, "See your organization&#x27;s modules and knowledge sources")
         self.assertContains(response, 'name="csrfmiddlewaretoken"')
         self.assertContains(response, 'name="allow"')
         self.assertContains(response, 'name="deny"')
         self.assertEqual(response["X-Frame-Options"], "DENY")
+
+    def test_both_operator_scopes_read_as_one_plain_sentence(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        self.sign_in(member.user)
+        _verifier, challenge = pkce_pair()
+
+        response = self.browser.get(
+            AUTHORIZE,
+            self.authorize_params(self.client_id, challenge, scope="mcp:operator.read mcp:operator.write"),
+        )
+
+        self.assertEqual(response.context["scope_descriptions"], [SCOPE_DESCRIPTIONS[SCOPE_OPERATOR_READ]])
+        self.assertNotContains(response, "compatibility")
 
     def test_page_loads_nothing_from_other_hosts(self) -> None:
         member = make_membership(role=Role.MEMBER)
