@@ -16,7 +16,7 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from rest_framework import serializers
 
 from agent_auth.idempotency import (
@@ -201,7 +201,7 @@ def complete_claim_view(request: HttpRequest) -> HttpResponse:
     return _answer(request, _COMPLETE)
 
 
-@require_GET
+@require_safe
 def auth_markdown_view(request: HttpRequest) -> HttpResponse:
     """GET /auth.md: docs/headless.md itself, so the page and the docs never drift apart.
 
