@@ -35,6 +35,7 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
 from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
 
+from oauth.cimd import cimd_failure_message
 from oauth.forms import ConsentForm, SignInForm
 from oauth.selectors import eligible_organizations, lti_key_set
 from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
@@ -233,10 +234,14 @@ class AuthorizeView(AuthorizationView):
                 application = get_application_model().objects.filter(client_id=client_id).first()
             return self.redirect(_with_issuer(response["url"]), application)
         oauth_error = response["error"]
+        message = getattr(oauth_error, "description", "") or "The request is not valid."
+        if isinstance(oauth_error, oauthlib_errors.InvalidClientIdError):
+            client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id") or ""
+            message = cimd_failure_message(client_id) or message
         return _error_page(
             self.request,
             title="This authorization request cannot be completed",
-            message=getattr(oauth_error, "description", "") or "The request is not valid.",
+            message=message,
             status=getattr(oauth_error, "status_code", 400),
         )
 

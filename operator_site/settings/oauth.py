@@ -59,5 +59,7 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "CIMD_ENABLED": True,
+    # DOT's SSRF-safe fetcher, plus the reason of a failure for the error page.
+    "CIMD_METADATA_FETCHER": "oauth.cimd.ExplainingMetadataFetcher",
     "REQUEST_APPROVAL_PROMPT": "force",
 }

@@ -6,9 +6,14 @@ docs/development/decisions.md#registration-and-discovery-views);
 the SSRF test runs DOT's real SafeMetadataFetcher.
 """
 
+import json
+import logging
+
 from django.conf import settings
 from django.core.cache import cache
+from oauth2_provider.cimd import SafeMetadataFetcher
 
+from oauth.cimd import CimdFailure, ExplainingMetadataFetcher
 from oauth.models import Application
 from organizations.models import Role
 from tests.factories import make_membership
@@ -67,3 +72,92 @@ class ClientIdMetadataDocumentTests(OAuthTestCase):
         self.assertEqual(response.status_code, 400)
         self.assertFalse(response.has_header("Location"))
         self.assertFalse(Application.objects.filter(client_id=loopback_id).exists())
+
+
+class ServedResponse:
+    """What a document address answered, as DOT's fetcher reads it (status, headers, body)."""
+
+    def __init__(self, *, status: int = 200, content_type: str = "application/json", body: bytes = b"{}") -> None:
+        self.status = status
+        self.headers = {"Content-Type": content_type}
+        self.body = body
+
+    def read(self, amount: int) -> bytes:
+        return self.body[:amount]
+
+
+def served(response: ServedResponse) -> type:
+    """An ExplainingMetadataFetcher whose network answers `response`, read by DOT's own code."""
+
+    class Answering(SafeMetadataFetcher):
+        def fetch(self, client_id: str) -> tuple[dict[str, object], int]:
+            return self._read_document(response)
+
+    return type("Served", (ExplainingMetadataFetcher,), {"fetcher_class": Answering})
+
+
+NotFoundFetcher = served(ServedResponse(status=404, content_type="text/html", body=b"<h1>Not Found</h1>"))
+HtmlPageFetcher = served(ServedResponse(content_type="text/html", body=b"<html></html>"))
+OtherClientFetcher = served(
+    ServedResponse(body=json.dumps({**LocalDocumentFetcher.document, "client_id": "x"}).encode())
+)
+SecretHoldingFetcher = served(
+    ServedResponse(body=json.dumps({**LocalDocumentFetcher.document, "client_secret": "s"}).encode())
+)
+
+
+class MetadataDocumentFailureTests(OAuthTestCase):
+    """The error page names why a document address could not be used (docs/authentication.md)."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        cache.clear()
+        # DOT logs each failure at INFO; the page is what these tests read
+        dot_logger = logging.getLogger("oauth2_provider.cimd")
+        self.addCleanup(dot_logger.setLevel, dot_logger.level)
+        dot_logger.setLevel(logging.WARNING)
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+
+    def authorize(self, client_id: str = CLIENT_ID, *, fetcher: str | None = None):
+        overrides = with_fetcher(f"tests.oauth.test_cimd.{fetcher}") if fetcher else settings.OAUTH2_PROVIDER
+        with self.settings(OAUTH2_PROVIDER=overrides):
+            return self.browser.get(AUTHORIZE, self.authorize_params(client_id, pkce_pair()[1]))
+
+    def assertRefusedBecause(self, response, failure: CimdFailure) -> None:
+        self.assertEqual(response.status_code, 400)
+        self.assertFalse(response.has_header("Location"))
+        self.assertIn(failure.value, response.context["message"])
+        self.assertFalse(Application.objects.exists())
+
+    def test_a_private_address_reads_as_unreachable(self) -> None:
+        response = self.authorize("https://127.0.0.1/oauth/client.json")
+
+        self.assertRefusedBecause(response, CimdFailure.UNREACHABLE)
+
+    def test_an_address_answering_404_reads_as_unreachable(self) -> None:
+        self.assertRefusedBecause(self.authorize(fetcher="NotFoundFetcher"), CimdFailure.UNREACHABLE)
+
+    def test_an_http_address_reads_as_not_https(self) -> None:
+        self.assertRefusedBecause(self.authorize("http://agent.example/oauth/client.json"), CimdFailure.NOT_HTTPS)
+
+    def test_an_html_page_reads_as_not_json(self) -> None:
+        self.assertRefusedBecause(self.authorize(fetcher="HtmlPageFetcher"), CimdFailure.NOT_JSON)
+
+    def test_a_document_for_another_client_id_reads_as_not_matching(self) -> None:
+        self.assertRefusedBecause(self.authorize(fetcher="OtherClientFetcher"), CimdFailure.MISMATCH)
+
+    def test_a_document_holding_a_secret_reads_as_invalid_metadata(self) -> None:
+        self.assertRefusedBecause(self.authorize(fetcher="SecretHoldingFetcher"), CimdFailure.INVALID)
+
+    def test_the_reason_is_still_named_while_dot_waits_to_fetch_again(self) -> None:
+        self.authorize(fetcher="HtmlPageFetcher")
+
+        again = self.authorize(fetcher="LocalDocumentFetcher")
+
+        self.assertRefusedBecause(again, CimdFailure.NOT_JSON)
+
+    def test_an_unknown_plain_client_id_keeps_the_oauth_wording(self) -> None:
+        response = self.authorize("not-registered-here")
+
+        self.assertEqual(response.status_code, 400)
+        self.assertEqual(response.context["message"], "Invalid client_id parameter value.")

@@ -1,0 +1,107 @@
+"""Why a Client ID Metadata Document could not be used, in words for the person at the browser.
+
+DOT resolves an HTTPS `client_id` by fetching its document while it validates
+the authorization request; on any failure it treats the client as unknown and
+keeps the reason for its log, so the page said only "Invalid client_id
+parameter value". `ExplainingMetadataFetcher` (the `CIMD_METADATA_FETCHER`)
+wraps DOT's SSRF-hardened `SafeMetadataFetcher`, sorts each failure into one
+reason and remembers it in the cache for as long as DOT's failure backoff
+lasts, so `cimd_failure_message` can name it on the error page
+(docs/authentication.md#client-id-metadata-documents).
+
+Every way of not reaching the document reads the same: telling "does not
+resolve" from "resolves to a private address" or "refused the connection"
+would let anyone map the server's internal network through the page.
+"""
+
+import hashlib
+from enum import StrEnum
+from typing import Any
+
+from django.core.cache import cache
+from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher, is_cimd_client_id
+from oauth2_provider.settings import oauth2_settings
+
+FAILURE_CACHE_PREFIX = "oauth.cimd-failure:"
+
+
+class CimdFailure(StrEnum):
+    """The reasons a person is told, as the sentence the error page shows."""
+
+    NOT_HTTPS = "a client ID that is an address must use https"
+    UNREACHABLE = "it could not be fetched (it must be on a public https address that answers within 5 seconds)"
+    NOT_JSON = "the address did not answer with a JSON object served as application/json"
+    MISMATCH = "the document's client_id is not the address it was fetched from"
+    INVALID = "the document is not valid client metadata (see the redirect URI and public client rules)"
+
+
+# DOT 3.4's CIMDError messages (oauth2_provider/cimd.py), by the words that tell them apart.
+_DOT_MESSAGES = (
+    ("must use the https scheme", CimdFailure.NOT_HTTPS),
+    ("could not resolve", CimdFailure.UNREACHABLE),
+    ("did not resolve", CimdFailure.UNREACHABLE),
+    ("non-public address", CimdFailure.UNREACHABLE),
+    ("could not fetch", CimdFailure.UNREACHABLE),
+    ("returned HTTP", CimdFailure.UNREACHABLE),
+    ("is not JSON", CimdFailure.NOT_JSON),
+    ("is not valid JSON", CimdFailure.NOT_JSON),
+    ("must be a JSON object", CimdFailure.NOT_JSON),
+    ("does not match the client_id URL", CimdFailure.MISMATCH),
+)
+
+
+def failure_for(error: CIMDError) -> CimdFailure:
+    """The reason a DOT `CIMDError` stands for; `INVALID` for anything not listed."""
+    text = str(error)
+    return next((failure for words, failure in _DOT_MESSAGES if words in text), CimdFailure.INVALID)
+
+
+class ExplainingMetadataFetcher:
+    """DOT's fetcher, remembering why a fetch failed; a drop-in `CIMD_METADATA_FETCHER`.
+
+    Returns `(metadata, max_age_seconds)` or raises `CIMDError`, as DOT expects.
+    `fetcher_class` does the network part (tests put a local one there).
+    """
+
+    fetcher_class: type = SafeMetadataFetcher
+
+    def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
+        try:
+            metadata, max_age = self.fetcher_class().fetch(client_id)
+        except CIMDError as error:
+            record_cimd_failure(client_id, failure=failure_for(error))
+            raise
+        # DOT refuses this too, right after the fetch; refused here first so the page can say why.
+        if metadata.get("client_id") != client_id:
+            record_cimd_failure(client_id, failure=CimdFailure.MISMATCH)
+            raise CIMDError("document client_id does not match the client_id URL")
+        return metadata, max_age
+
+
+def _cache_key(client_id: str) -> str:
+    # the id is client-controlled and up to 255 characters: hashed to fit any cache backend
+    return FAILURE_CACHE_PREFIX + hashlib.sha256(client_id.encode("utf-8")).hexdigest()
+
+
+def record_cimd_failure(client_id: str, *, failure: CimdFailure) -> None:
+    """Remember why `client_id` failed, for as long as DOT waits before fetching it again."""
+    cache.set(_cache_key(client_id), failure.name, oauth2_settings.CIMD_FAILURE_BACKOFF_SECONDS)
+
+
+def cimd_failure_message(client_id: str) -> str | None:
+    """The error page's sentence for a client ID that is a document address; None for any other client ID.
+
+    An `http://` address is never fetched (DOT only treats `https://` ids as
+    documents), so it is named as such. An https address without a remembered
+    reason failed after the fetch, while DOT checked the metadata.
+    """
+    if client_id[:7].lower() == "http://":
+        failure = CimdFailure.NOT_HTTPS
+    elif is_cimd_client_id(client_id):
+        failure = CimdFailure.__members__.get(cache.get(_cache_key(client_id)), CimdFailure.INVALID)
+    else:
+        return None
+    return (
+        f"This application's client ID, {client_id}, is the address of its metadata document, "
+        f"and that document could not be used: {failure.value}."
+    )
