@@ -53,8 +53,8 @@ class ApplicationType(models.TextChoices):
 
 
 class Application(AbstractApplication):
-    # OIDC Dynamic Client Registration `application_type`: native clients may use
-    # private-use redirect schemes (RFC 8252), web clients may not.
+    # OIDC Dynamic Client Registration `application_type`, stored and echoed. It does not
+    # decide which redirect URIs are accepted: oauth/redirect_uris.py says why.
     application_type = models.CharField(max_length=8, choices=ApplicationType.choices, default=ApplicationType.WEB)
     # Every client may ask for `openid`, and its ID token is signed with the issuer's
     # RSA key: DOT's default (no algorithm) would fail at the token endpoint.
@@ -69,11 +69,8 @@ class Application(AbstractApplication):
         swappable = "OAUTH2_PROVIDER_APPLICATION_MODEL"
 
     def get_allowed_schemes(self) -> list[str]:
-        """http(s) plus a native client's own private-use schemes, already checked by clean()."""
-        schemes = ["https", "http"]
-        if self.application_type == ApplicationType.NATIVE:
-            schemes += private_use_schemes(self.redirect_uris.split())
-        return schemes
+        """http(s) plus the client's own private-use schemes, already checked by clean()."""
+        return ["https", "http", *private_use_schemes(self.redirect_uris.split())]
 
     def clean(self) -> None:
         """DOT's checks, then our redirect-URI policy (oauth/redirect_uris.py) on every registration path."""
@@ -81,7 +78,7 @@ class Application(AbstractApplication):
         problems = []
         for uri in self.redirect_uris.split():
             try:
-                check_redirect_uri(uri, application_type=self.application_type)
+                check_redirect_uri(uri)
             except RedirectUriRejected as rejected:
                 problems.append(str(rejected))
         if problems:

@@ -1,9 +1,17 @@
-"""The redirect-URI policy of the authorization server (docs/development/decisions.md#registration).
+"""The redirect-URI policy of the authorization server (docs/authentication.md#redirect-uris).
 
-Allowed: `https` URLs; `http` only on a loopback host (any port, RFC 8252 §7.3);
-private-use URI schemes (`com.example.app:/callback`, RFC 8252 §7.1) only for
-native clients. Nothing else: no plain `http` to a named host, no fragments, no
-credentials in the authority, no `javascript:`/`data:` and friends.
+Allowed, for every client: `https` URLs; `http` only on a loopback host (any
+port, RFC 8252 §7.3); private-use URI schemes (RFC 8252 §7.1), such as Cursor's
+`cursor://anysphere.cursor-mcp/oauth/callback`. Nothing else: no plain `http`
+to a named host, no fragments, no credentials in the authority, and no scheme a
+browser or the OS would run or render itself (`javascript:`, `data:`, `file:`
+and friends).
+
+Private-use schemes need neither `application_type: native` nor a reverse
+domain name: the clients that use them send neither (Cursor registers
+`cursor://` with no `application_type`), and what makes such a redirect safe is
+PKCE S256, required for every client, which makes a code intercepted by
+another app that claimed the scheme useless (RFC 8252 §8.1).
 """
 
 from urllib.parse import urlsplit
@@ -26,8 +34,8 @@ def is_loopback_host(host: str | None) -> bool:
     return host in _LOOPBACK_HOSTS
 
 
-def check_redirect_uri(uri: str, *, application_type: str) -> None:
-    """Raise RedirectUriRejected unless `uri` may be registered for this kind of client."""
+def check_redirect_uri(uri: str) -> None:
+    """Raise RedirectUriRejected unless `uri` may be registered as a redirect URI."""
     try:
         parts = urlsplit(uri)
     except ValueError:
@@ -49,13 +57,6 @@ def check_redirect_uri(uri: str, *, application_type: str) -> None:
         raise RedirectUriRejected(f"{uri!r}: plain http is allowed only on a loopback host (127.0.0.1, [::1])")
     if scheme in _FORBIDDEN_SCHEMES:
         raise RedirectUriRejected(f"{uri!r}: the {scheme} scheme is not allowed")
-    if application_type != APPLICATION_TYPE_NATIVE:
-        raise RedirectUriRejected(f"{uri!r}: private-use schemes are allowed only for native clients")
-    # RFC 8252 §7.1: a reverse domain name with at least one dot, and no authority.
-    if "." not in scheme:
-        raise RedirectUriRejected(f"{uri!r}: a private-use scheme must be a reverse domain name (com.example.app)")
-    if parts.netloc:
-        raise RedirectUriRejected(f"{uri!r}: a private-use scheme URI takes the form {scheme}:/path")
 
 
 def private_use_schemes(uris: list[str]) -> list[str]:

@@ -119,7 +119,7 @@ def _check_client_metadata(data: dict[str, Any]) -> str:
         if not isinstance(uri, str):
             raise ClientMetadataError("invalid_redirect_uri", "each redirect URI must be a string")
         try:
-            check_redirect_uri(uri, application_type=application_type)
+            check_redirect_uri(uri)
         except RedirectUriRejected as rejected:
             raise ClientMetadataError("invalid_redirect_uri", str(rejected)) from None
     return application_type

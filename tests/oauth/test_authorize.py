@@ -7,6 +7,7 @@ from oauth.models import Grant
 from operator_core.scopes import SCOPE_DESCRIPTIONS, SCOPE_OPERATOR_READ
 from organizations.models import Role
 from tests.factories import make_membership, make_organization, make_user
+from tests.oauth.client_registrations import CLIENT_REGISTRATIONS
 from tests.oauth.support import AUTHORIZE, REDIRECT_URI, OAuthTestCase, pkce_pair
 
 
@@ -148,6 +149,18 @@ class ConsentDecisionTests(OAuthTestCase):
         self.assertEqual(response.status_code, 302)
         self.assertTrue(response["Location"].startswith(native_uri + "?"))
         self.assertIn("code", query_of(response["Location"]))
+
+    def test_cursor_is_sent_back_to_its_scheme_and_exchanges_the_code(self) -> None:
+        cursor = CLIENT_REGISTRATIONS["cursor"]
+        callback = cursor["redirect_uris"][0]
+        client_id = self.register(**cursor)["client_id"]
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+
+        authorization = self.authorize(client_id, redirect_uri=callback)
+
+        self.assertTrue(authorization.redirect.startswith(callback + "?"))
+        tokens = self.exchange(client_id, authorization, redirect_uri=callback)
+        self.assertEqual(tokens.status_code, 200, tokens.content)
 
     def test_auto_approval_prompt_still_shows_the_consent_page(self) -> None:
         member = make_membership(role=Role.MEMBER)

@@ -1,11 +1,14 @@
 import json
 import random
+from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib.auth.hashers import check_password
 from django.test import TestCase
 
 from oauth.models import Application
 from tests.hostile import hostile_object, hostile_value
+from tests.oauth.client_registrations import CLIENT_REGISTRATIONS, HOSTILE_REDIRECT_URIS
 
 REGISTER = "/api/auth/oauth2/register"
 
@@ -49,10 +52,15 @@ class RegistrationTests(TestCase):
         self.assertEqual(response.json()["application_type"], "native")
         self.assertEqual(Application.objects.get().application_type, "native")
 
-    def test_web_client_may_not_use_a_private_use_scheme(self) -> None:
-        response = self.register(redirect_uris=["com.example.agent:/oauth/callback"])
+    def test_private_use_scheme_needs_no_application_type(self) -> None:
+        response = self.register(redirect_uris=["cursor://anysphere.cursor-mcp/oauth/callback"])
 
-        self.assertRefused(response, "invalid_redirect_uri")
+        self.assertEqual(response.status_code, 201, response.content)
+
+    def test_web_client_may_use_a_private_use_scheme_too(self) -> None:
+        response = self.register(application_type="web", redirect_uris=["com.example.agent:/oauth/callback"])
+
+        self.assertEqual(response.status_code, 201, response.content)
 
     def test_plain_http_to_a_named_host_is_refused(self) -> None:
         response = self.register(redirect_uris=["http://agent.example/callback"])
@@ -122,4 +130,50 @@ class RegistrationTests(TestCase):
             errors.add(response.json()["error"])
 
         self.assertLessEqual(errors, {"invalid_client_metadata", "invalid_redirect_uri"})
+        self.assertFalse(Application.objects.exists())
+
+
+class RealClientRegistrationTests(TestCase):
+    """The bodies of tests/oauth/client_registrations.py, each accepted, each hostile variant refused."""
+
+    def post(self, body: dict) -> Any:
+        return self.client.post(REGISTER, data=json.dumps(body), content_type="application/json")
+
+    def test_every_major_client_registers_as_it_is(self) -> None:
+        for client, body in CLIENT_REGISTRATIONS.items():
+            with self.subTest(client=client):
+                response = self.post(body)
+
+                self.assertEqual(response.status_code, 201, response.content)
+                registered = response.json()
+                self.assertEqual(registered["redirect_uris"], body["redirect_uris"])
+                application = Application.objects.get(client_id=registered["client_id"])
+                self.assertEqual(application.redirect_uris.split(), body["redirect_uris"])
+
+    def test_each_client_is_sent_back_to_each_of_its_redirect_uris(self) -> None:
+        for client, body in CLIENT_REGISTRATIONS.items():
+            application = Application.objects.get(client_id=self.post(body).json()["client_id"])
+            for uri in body["redirect_uris"]:
+                with self.subTest(client=client, uri=uri):
+                    self.assertTrue(application.redirect_uri_allowed(uri))
+                    self.assertIn(urlsplit(uri).scheme, application.get_allowed_schemes())
+
+    def test_a_hostile_redirect_uri_beside_each_client_s_own_is_refused(self) -> None:
+        for client, body in CLIENT_REGISTRATIONS.items():
+            for uri, error in HOSTILE_REDIRECT_URIS.items():
+                with self.subTest(client=client, uri=uri):
+                    response = self.post({**body, "redirect_uris": [*body["redirect_uris"], uri]})
+
+                    self.assertEqual(response.status_code, 400, response.content)
+                    self.assertEqual(response.json()["error"], error)
+        self.assertFalse(Application.objects.exists())
+
+    def test_a_hostile_redirect_uri_is_refused_for_native_clients_too(self) -> None:
+        for uri, error in HOSTILE_REDIRECT_URIS.items():
+            with self.subTest(uri=uri):
+                response = self.post(
+                    {**CLIENT_REGISTRATIONS["cursor"], "application_type": "native", "redirect_uris": [uri]}
+                )
+
+                self.assertEqual(response.json()["error"], error)
         self.assertFalse(Application.objects.exists())
