@@ -25,6 +25,7 @@ INSTALLED_APPS = [
     "mcp_operator",
     "mcp_docs",
     "agent_auth",
+    "site_pages",
 ]
 
 MIDDLEWARE = [

@@ -3,6 +3,7 @@
 
 Debian's chromium driven by Playwright (no browser download). The redirect back
 to the client is intercepted inside the browser, so no client needs to listen.
+The live server serves the static files too, so the page is styled as in production.
 Saves a screenshot of the consent page to test-artifacts/consent.png.
 """
 
@@ -13,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 from django.conf import settings
-from django.test import LiveServerTestCase
+from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 
 from oauth.tokens import verify_access_token
 from organizations.models import Role
@@ -35,7 +36,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-class BrowserConsentTests(LiveServerTestCase):
+class BrowserConsentTests(StaticLiveServerTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         # Playwright's sync API runs an event loop in this thread; the ORM calls of

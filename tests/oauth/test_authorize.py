@@ -1,4 +1,5 @@
 import hashlib
+import re
 from urllib.parse import parse_qs, urlsplit
 
 from django.test import Client
@@ -71,8 +72,10 @@ class ConsentPageTests(OAuthTestCase):
         body = self.consent_page(member.user).content.decode()
 
         self.assertNotIn("<script", body)
-        self.assertNotIn("<link", body)
         self.assertNotIn("src=", body)
+        self.assertEqual(re.findall(r'<link[^>]*href="([^"]*)"', body), ["/static/site_pages/site.css"])
+        self.assertNotIn("<style", body)
+        self.assertNotIn("style=", body)
         self.assertIn('name="viewport"', body)
 
     def test_chooser_lists_only_organizations_where_the_person_is_admin_or_member(self) -> None:
