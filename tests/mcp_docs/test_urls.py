@@ -42,7 +42,7 @@ class DeprecationPolicyPageTests(DocsEndpointTestCase):
 
         self.assertEqual(response.status_code, 200)
         self.assertTrue(response["Content-Type"].startswith("text/html"))
-        self.assertContains(response, "<h1>Versioning and deprecation policy</h1>", html=False)
+        self.assertContains(response, '<h1 id="versioning-and-deprecation-policy">Versioning and deprecation policy')
 
     def test_policy_page_is_served_as_markdown_on_request(self) -> None:
         response = self.client.get("/docs/versioning", headers={"Accept": "text/markdown"})

@@ -5,6 +5,8 @@ from django.test import TestCase
 # Every path that answers GET, whatever it answers: a page, a document, a redirect to sign in, a 401.
 GET_PATHS = [
     "/auth.md",
+    "/docs/",
+    "/docs/tools",
     "/docs/versioning",
     "/.well-known/mcp",
     "/.well-known/mcp/server-card.json",
