@@ -83,12 +83,14 @@ CLIENT_REGISTRATIONS: dict[str, dict[str, Any]] = {
     },
     # mcp-remote: a loopback listener on a port derived from the server URL.
     "mcp-remote": {
-        "client_name": "MCP CLI Proxy",
-        "client_uri": "https://github.com/modelcontextprotocol/mcp-cli",
         "redirect_uris": ["http://localhost:12049/oauth/callback"],
+        "token_endpoint_auth_method": "none",
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
+        "client_name": "MCP CLI Client",
+        "client_uri": "https://github.com/modelcontextprotocol/mcp-cli",
+        "software_id": "2e6dc280-f3c3-4e01-99a7-8181dbd1d23d",
+        "software_version": "0.15.1",
     },
 }
 
