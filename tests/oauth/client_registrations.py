@@ -71,17 +71,18 @@ CLIENT_REGISTRATIONS: dict[str, dict[str, Any]] = {
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
     },
-    # MCP Inspector: its own web page on localhost, plus the debug callback.
+    # MCP Inspector 2.12: its own web page on localhost; it says native, unlike most.
     "mcp-inspector": {
-        "client_name": "MCP Inspector",
-        "client_uri": "https://github.com/modelcontextprotocol/inspector",
-        "redirect_uris": ["http://localhost:6274/oauth/callback", "http://localhost:6274/oauth/callback/debug"],
+        "redirect_uris": ["http://localhost:6274/oauth/callback"],
+        "token_endpoint_auth_method": "none",
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
+        "client_name": "MCP Inspector",
+        "client_uri": "https://github.com/modelcontextprotocol/inspector",
         "scope": "mcp:operator.read",
+        "application_type": "native",
     },
-    # mcp-remote: a loopback listener on a port derived from the server URL.
+    # mcp-remote 0.15.1: a loopback listener on a port derived from the server URL.
     "mcp-remote": {
         "redirect_uris": ["http://localhost:12049/oauth/callback"],
         "token_endpoint_auth_method": "none",
