@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("oauth.urls")),
     path("", include("agent_auth.urls")),
     path("admin/", admin.site.urls),
+    path("", include("site_pages.urls")),
 ]

@@ -27,7 +27,7 @@ class _Page(HTMLParser):
         attributes = dict(attrs)
         if attributes.get("id"):
             self.ids.add(attributes["id"] or "")
-        if tag == "nav":
+        if tag == "nav" and attributes.get("aria-label") == "Documentation pages":
             self.in_nav = True
         if tag == "a" and attributes.get("href"):
             href = attributes["href"] or ""
@@ -94,7 +94,6 @@ class DocsPagesTests(TestCase):
                 if target.scheme or target.netloc:
                     continue  # another site: not ours to check
                 with self.subTest(page=url, link=href):
-                    self.assertTrue(target.path.startswith(("/docs/", "/static/")), href)
                     self.assertEqual(self.get(target.path).status_code, 200)
                     if target.fragment:
                         self.assertIn(target.fragment, pages[target.path].ids)

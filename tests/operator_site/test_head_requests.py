@@ -4,6 +4,7 @@ from django.test import TestCase
 
 # Every path that answers GET, whatever it answers: a page, a document, a redirect to sign in, a 401.
 GET_PATHS = [
+    "/",
     "/auth.md",
     "/docs/",
     "/docs/tools",
