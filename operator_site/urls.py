@@ -1,4 +1,4 @@
-"""Root URLconf: each app mounts its own routes; admin sits at /admin/."""
+"""Root URLconf: each app mounts its own routes; admin sits at /admin/; site_pages answers 404 and 500."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -13,3 +13,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("site_pages.urls")),
 ]
+
+handler404 = "site_pages.views.not_found"
+handler500 = "site_pages.views.server_error"
