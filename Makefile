@@ -20,6 +20,7 @@ run: install
 	$(BIN)/python manage.py create_local_secrets
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py print_banner
 	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
 
 lint: install
