@@ -1,9 +1,14 @@
 """Connect to Service Operator with the official MCP Python SDK (2.3): sign in, list and call tools.
 
-Usage (with `make run` serving on http://127.0.0.1:8000):
+Usage, with `make run` serving:
 
     .venv/bin/python examples/operator_client.py
     .venv/bin/python examples/operator_client.py --url https://operator.example.com/api/mcp/operator --query "safety"
+
+The endpoint is `--url`, else `$OPERATOR_BASE_URL/api/mcp/operator`, else
+`http://$HOST:$PORT/api/mcp/operator` (the variables `make run` reads; HOST
+defaults to 127.0.0.1), else `http://127.0.0.1:8000/api/mcp/operator`. When no
+server answers there, the script says so in one line and exits with status 1.
 
 What happens:
 
@@ -12,9 +17,9 @@ What happens:
 2. The SDK's OAuth provider reads that metadata and the authorization server's, registers
    this script as a public client (dynamic client registration) and builds an authorization
    URL with PKCE (S256).
-3. This script prints the URL and opens it in your browser, and listens on a loopback port
-   for the redirect. Sign in (the demo data has bob@acme.test / operator-demo), choose an
-   organization if asked, and press Allow.
+3. This script prints the URL and opens it in your browser (not with `--no-browser`), and
+   listens on a loopback port for the redirect. Sign in (the demo data has bob@acme.test /
+   operator-demo), choose an organization if asked, and press Allow.
 4. The SDK exchanges the code for tokens, retries, and the script lists the tools, calls
    `list_modules` and `search_knowledge`, and reads the server card.
 
@@ -26,8 +31,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import threading
+import urllib.error
+import urllib.request
 import webbrowser
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -38,7 +47,35 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 DEFAULT_URL = "http://127.0.0.1:8000/api/mcp/operator"
+ENDPOINT_PATH = "/api/mcp/operator"
 SIGN_IN_TIMEOUT_SECONDS = 300
+PROBE_TIMEOUT_SECONDS = 10
+
+
+def endpoint_url(url: str | None, environ: Mapping[str, str]) -> str:
+    """The operator endpoint to use: `--url`, then OPERATOR_BASE_URL, then HOST and PORT, then the default."""
+    if url:
+        return url
+    if environ.get("OPERATOR_BASE_URL"):
+        return environ["OPERATOR_BASE_URL"].rstrip("/") + ENDPOINT_PATH
+    if environ.get("PORT"):
+        return f"http://{environ.get('HOST') or '127.0.0.1'}:{environ['PORT']}{ENDPOINT_PATH}"
+    return DEFAULT_URL
+
+
+def require_server(url: str) -> None:
+    """Exit with one line unless an HTTP server answers at `url` (any status: 401 is the usual answer)."""
+    probe = urllib.request.Request(url, data=b"{}", method="POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(probe, timeout=PROBE_TIMEOUT_SECONDS):
+            return
+    except urllib.error.HTTPError as answer:
+        if answer.code == 404:
+            raise SystemExit(f"{url} answers, but there is no MCP endpoint there: check the path.") from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        reason = getattr(reason, "strerror", None) or reason
+        raise SystemExit(f"No server answers at {url} ({reason}). Start it with `make run`, or pass --url.") from None
 
 
 class MemoryTokenStorage:
@@ -105,13 +142,19 @@ class LoopbackListener:
         self.server.shutdown()
 
 
-async def open_browser(authorization_url: str) -> None:
-    print("Open this URL to sign in (trying your browser now):\n")
-    print(f"  {authorization_url}\n")
-    webbrowser.open(authorization_url)
+def browser_opener(*, open_browser: bool):
+    """The SDK's redirect handler: print the authorization URL, and open it unless told not to."""
+
+    async def redirect_handler(authorization_url: str) -> None:
+        print("Open this URL to sign in" + (" (trying your browser now):" if open_browser else ":") + "\n")
+        print(f"  {authorization_url}\n", flush=True)
+        if open_browser:
+            webbrowser.open(authorization_url)
+
+    return redirect_handler
 
 
-async def main(url: str, query: str) -> None:
+async def main(url: str, query: str, *, open_browser: bool = True) -> None:
     listener = LoopbackListener()
     provider = OAuthClientProvider(
         server_url=url,
@@ -123,7 +166,7 @@ async def main(url: str, query: str) -> None:
             token_endpoint_auth_method="none",
         ),
         storage=MemoryTokenStorage(),
-        redirect_handler=open_browser,
+        redirect_handler=browser_opener(open_browser=open_browser),
         callback_handler=listener.wait,
     )
     try:
@@ -157,7 +200,13 @@ async def main(url: str, query: str) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default=DEFAULT_URL, help=f"operator endpoint URL (default {DEFAULT_URL})")
+    parser.add_argument(
+        "--url",
+        help=f"operator endpoint URL (default: from OPERATOR_BASE_URL, or HOST and PORT, else {DEFAULT_URL})",
+    )
     parser.add_argument("--query", default="safety training", help="what to search for")
+    parser.add_argument("--no-browser", action="store_true", help="print the sign-in URL without opening it")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.url, arguments.query))
+    endpoint = endpoint_url(arguments.url, os.environ)
+    require_server(endpoint)
+    asyncio.run(main(endpoint, arguments.query, open_browser=not arguments.no_browser))
