@@ -26,6 +26,17 @@ SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
 MCP_SCHEMA_PATH = SHARED_DIR / "schemas" / "mcp-2026-07-28.schema.json"
 SERVER_CARD_SCHEMA_PATH = SHARED_DIR / "schemas" / "server-card.schema.json"
 CHROMIUM_PATH = shutil.which("chromium") or "/usr/bin/chromium"
+# Headless, and nothing the browser would fetch or start on its own.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 REQUIRED_COMPONENTS = {
     name.strip() for name in os.environ.get("OPERATOR_REQUIRE_REAL_SERVICES", "").split(",") if name.strip()
 }

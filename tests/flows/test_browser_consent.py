@@ -21,19 +21,9 @@ from organizations.models import Role
 from tests.factories import PASSWORD, make_membership, make_organization, make_user
 from tests.flows.support import live_base_url_settings
 from tests.oauth.support import REDIRECT_URI, pkce_pair
-from tests.support import require_chromium
+from tests.support import CHROMIUM_ARGS, require_chromium
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 class BrowserConsentTests(StaticLiveServerTestCase):

@@ -73,7 +73,10 @@ class ConsentPageTests(OAuthTestCase):
 
         self.assertNotIn("<script", body)
         self.assertNotIn("src=", body)
-        self.assertEqual(re.findall(r'<link[^>]*href="([^"]*)"', body), ["/static/site_pages/site.css"])
+        self.assertEqual(
+            re.findall(r'<link[^>]*href="([^"]*)"', body),
+            ["/static/site_pages/site.css", "/static/site_pages/favicon.svg"],
+        )
         self.assertNotIn("<style", body)
         self.assertNotIn("style=", body)
         self.assertIn('name="viewport"', body)

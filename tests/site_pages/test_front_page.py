@@ -122,6 +122,9 @@ class FrontPageTests(TestCase):
 
         self.assertEqual(re.findall(r'<script[^>]*src="([^"]*)"', body), ["/static/site_pages/copy.js"])
         self.assertEqual(body.count("<script"), 1)
-        self.assertEqual(re.findall(r'<link[^>]*href="([^"]*)"', body), ["/static/site_pages/site.css"])
+        self.assertEqual(
+            re.findall(r'<link[^>]*href="([^"]*)"', body),
+            ["/static/site_pages/site.css", "/static/site_pages/favicon.svg"],
+        )
         self.assertNotIn("<style", body)
         self.assertNotIn(" style=", body)
