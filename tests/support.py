@@ -1,8 +1,8 @@
 """Shared test plumbing: real-component switches, schema validation and the limiters' clock.
 
-Tests that need a real browser or Redis skip when it is missing on a developer
+Tests that need a real browser, Node.js or Redis skip when it is missing on a developer
 machine. CI names the components each run must have in
-OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `redis`, or `all`),
+OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `node`, `redis`, or `all`),
 which turns the matching skips into failures (docs/development/code-style.md#tests).
 """
 
@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import time
 import unittest
 from collections.abc import Iterator
@@ -54,6 +55,21 @@ def require(condition: bool, reason: str, *, component: str) -> None:
 def require_chromium() -> str:
     require(os.path.exists(CHROMIUM_PATH), "Debian's chromium is not installed", component="chromium")
     return CHROMIUM_PATH
+
+
+def require_node(package_dir: Path, *, minimum_major: int = 20) -> str:
+    """The `node` on PATH, at least `minimum_major`, with `package_dir`'s packages installed (`npm ci`)."""
+    node = shutil.which("node")
+    require(node is not None, "Node.js is not installed", component="node")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    major = int(version.lstrip("v").split(".")[0] or 0) if version.startswith("v") else 0
+    require(major >= minimum_major, f"Node.js {version or '?'} is older than {minimum_major}", component="node")
+    require(
+        (package_dir / "node_modules" / ".package-lock.json").exists(),
+        f"the npm packages of {package_dir.name} are not installed (npm ci in that folder)",
+        component="node",
+    )
+    return node
 
 
 def require_redis_url() -> str:
