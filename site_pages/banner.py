@@ -4,7 +4,7 @@ Printed by `manage.py print_banner`, from the same addresses the front page
 shows, and the demo accounts `seed_demo` has just loaded.
 """
 
-from organizations.demo import DEMO_PASSWORD, PEOPLE, STAFF_EMAIL
+from organizations.demo.accounts import DEMO_PASSWORD, PEOPLE, STAFF_EMAIL
 from organizations.models import OPERATOR_ROLES
 from site_pages.selectors import SiteAddresses
 

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import SimpleTestCase, override_settings
 
-from organizations.demo import DEMO_PASSWORD, PEOPLE
+from organizations.demo.accounts import DEMO_PASSWORD, PEOPLE
 
 
 def banner() -> str:
