@@ -39,6 +39,17 @@ from operator_core.mcp.jsonrpc import (
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+# The hosts whose `clientInfo.name` we know, and their section of docs/connecting.md.
+_HOST_SECTIONS = {
+    "claude-code": "claude-code",
+    "codex-mcp-client": "codex",
+    "gemini-cli-mcp-client": "gemini-cli",
+    "opencode": "opencode",
+    "mcp-remote": "mcp-remote",
+}
+DEFAULT_CONNECTING_SECTION = "protocol-revision"
 
 HEADER_MCP_METHOD = "Mcp-Method"
 HEADER_MCP_NAME = "Mcp-Name"
@@ -102,9 +113,12 @@ def check_http(*, http_method: str, content_type: str, declared_length: str | No
 
 
 def route_message(
-    body: bytes, *, headers: Mapping[str, str], served_versions: list[str], max_bytes: int
+    body: bytes, *, headers: Mapping[str, str], served_versions: list[str], max_bytes: int, connecting_url: str
 ) -> Route | Rejection:
-    """Parse the body and check revision and routing headers; `headers` are the raw request headers."""
+    """Parse the body and check revision and routing headers; `headers` are the raw request headers.
+
+    `connecting_url` is the page a person is sent to when their client speaks another revision.
+    """
     header_version = decode_header_value(headers.get(HEADER_PROTOCOL_VERSION))
     if len(body) > max_bytes:
         return _reject(JSONRPC_INVALID_REQUEST, f"Request body exceeds {max_bytes} bytes", http_status=413)
@@ -115,7 +129,9 @@ def route_message(
     request_id = message.get("id")
     params = message.get("params") or {}
     try:
-        version = _require_served_revision(message, served_versions, header_version=header_version)
+        version = _require_served_revision(
+            message, served_versions, header_version=header_version, connecting_url=connecting_url
+        )
     except JsonRpcError as error:
         error.request_id = request_id
         return Rejection(error=error, version=header_version)
@@ -187,8 +203,15 @@ def _parse_message(body: bytes) -> dict[str, Any]:
     return message
 
 
-def _require_served_revision(message: dict[str, Any], served_versions: list[str], *, header_version: str | None) -> str:
-    """The revision named in `params._meta`, or a -32022 error naming the served ones."""
+def _require_served_revision(
+    message: dict[str, Any], served_versions: list[str], *, header_version: str | None, connecting_url: str
+) -> str:
+    """The revision named in `params._meta`, or a -32022 error naming the served ones.
+
+    Host applications print the error's message as it is, to a person who has
+    just signed in: so it says in one plain line what this server speaks, what
+    the client sent, and where the recipe for that client is (docs/connecting.md).
+    """
     params = message.get("params") or {}
     meta = params.get("_meta")
     requested = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
@@ -201,17 +224,25 @@ def _require_served_revision(message: dict[str, Any], served_versions: list[str]
         requested = legacy if isinstance(legacy, str) else None
     if not is_initialize and requested is not None and requested in served_versions:
         return requested
-    if is_initialize:
-        reason = "The initialize handshake is not supported; use server/discover and params._meta"
-    elif requested is None:
-        reason = f"Unsupported protocol version: params._meta must carry {META_PROTOCOL_VERSION}"
-    else:
-        reason = f"Unsupported protocol version: {requested}"
+    sent = f"MCP {requested}" if requested else "no MCP revision"
+    served = " and ".join(served_versions)
+    section = _HOST_SECTIONS.get(_client_name(params), DEFAULT_CONNECTING_SECTION)
+    reason = f"This server speaks MCP {served} only; your client sent {sent}. To connect: {connecting_url}#{section}"
     raise JsonRpcError(
         JSONRPC_UNSUPPORTED_PROTOCOL_VERSION,
         reason,
         data={"supported": served_versions, "requested": requested or header_version or ""},
     )
+
+
+def _client_name(params: dict[str, Any]) -> str:
+    """The client's `name`, from the 2026-07-28 envelope or a 2025-style `initialize`; "" when absent."""
+    meta = params.get("_meta")
+    info = meta.get(META_CLIENT_INFO) if isinstance(meta, dict) else None
+    if not isinstance(info, dict):
+        info = params.get("clientInfo")
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _require_routing_headers(headers: Mapping[str, str], *, method: str, params: dict[str, Any], version: str) -> None:

@@ -207,7 +207,11 @@ class McpEndpoint:
         if rejection is not None:
             return rejection
         return route_message(
-            request.body, headers=request.headers, served_versions=served_versions(), max_bytes=max_bytes
+            request.body,
+            headers=request.headers,
+            served_versions=served_versions(),
+            max_bytes=max_bytes,
+            connecting_url=f"{operator_settings().base_url}/docs/connecting",
         )
 
     def _answer(self, route: Route, principal: object) -> HttpResponse:
