@@ -1,7 +1,8 @@
 """HTTP edge of the headless path: parse, validate, apply idempotency and limits, call a service.
 
-One handler (`_answer`) renders every `OperatorError` with `as_json_response`
-and turns anything else into `internal_error` after logging it, never with the
+One handler (`_answer`) renders every `OperatorError` with `as_json_response`,
+answers an outage of the database or Redis 503 `temporarily_unavailable`, and
+turns anything else into `internal_error` after logging it, never with the
 request's email, code or token. No cookies are read, so the endpoints are
 csrf-exempt.
 """
@@ -30,7 +31,8 @@ from agent_auth.serializers import CompleteClaimSerializer, StartClaimSerializer
 from agent_auth.services import complete_claim, start_claim
 from operator_core.conf import operator_settings
 from operator_core.errors import InvalidArguments, OperatorError, as_json_response
-from operator_core.rate_limits import require_within_ip_limit
+from operator_core.outages import error_for_failure
+from operator_core.rate_limits import OnOutage, require_within_ip_limit
 from organizations.payloads import organization_summary
 
 logger = logging.getLogger(__name__)
@@ -142,6 +144,9 @@ def _require_within_ip_limit(request: HttpRequest, endpoint: _Endpoint) -> None:
         group=endpoint.rate_group,
         rate=f"{endpoint.per_hour()}/h",
         message="Too many requests from this address; retry later.",
+        # Fails closed while Redis is away: each request may send an email or try a code
+        # (docs/operations.md#outages).
+        on_outage=OnOutage.REFUSE,
     )
 
 
@@ -178,10 +183,16 @@ def _answer(request: HttpRequest, endpoint: _Endpoint) -> HttpResponse:
         response = _respond(request, endpoint)
     except OperatorError as error:
         response = as_json_response(error)
-    except Exception:
-        # The one catch-all of agent_auth: no body, header or value goes to the log.
-        logger.exception("agent_auth: %s request failed", endpoint.name)
-        response = as_json_response(OperatorError("Internal error; retry later."))
+    except Exception as failure:
+        # The one catch-all of agent_auth: no body, header or value goes to the log. An outage
+        # of the database or Redis is 503 `temporarily_unavailable` with Retry-After.
+        error = error_for_failure(
+            failure,
+            logger=logger,
+            context=f"agent_auth: {endpoint.name} request",
+            message="Internal error; retry later.",
+        )
+        response = as_json_response(error)
     # Claim tokens and access tokens must not sit in caches (RFC 6749 §5.1).
     response["Cache-Control"] = "no-store"
     return response

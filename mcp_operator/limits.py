@@ -5,8 +5,9 @@
   at the first call of the key and `retryAfterSeconds` is what is left of it).
   Every admitted-or-refused attempt past the role and selector checks counts.
 - Concurrency: calls in flight (`tool_concurrency`, default 4). Each call holds a
-  lease with its own deadline (`LEASE_SECONDS` after it was taken) and gives it
-  back when it ends. A lease whose worker died lapses at its deadline, however
+  lease with its own deadline (`tool_lease_seconds`, default 60, after it was
+  taken: longer than any call may run, gunicorn's timeout) and gives it back
+  when it ends. A lease whose worker died lapses at its deadline, however
   many calls keep arriving meanwhile. A refused call holds no lease.
 
 On Redis (`REDIS_URL`) both limits are one Lua script and one round trip: count
@@ -16,30 +17,44 @@ deadlines per (person, organization, tool), so the limits are exact across every
 gunicorn worker and machine. The embedded default (no `REDIS_URL`) keeps the same
 leases in the per-process local-memory cache under a lock: exact for the one
 process `make run` serves (docs/development/decisions.md#limits).
+
+When Redis does not answer, the same limits count in this process's memory until
+it answers again (`ON_OUTAGE`); a lease that cannot be given back lapses.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import math
 import threading
 import uuid
 from collections.abc import Iterator
 
 import redis
-from django.core.cache import cache
+from django.core.cache import BaseCache, cache
 
 from operator_core import rate_limits
 from operator_core.conf import operator_settings
 from operator_core.errors import ConcurrencyLimited, RateLimited
-from operator_core.rate_limits import WINDOW_COUNT_LUA, FixedWindowLimiter, WindowCount, default_redis_client
+from operator_core.outages import REDIS_OUTAGES
+from operator_core.rate_limits import (
+    WINDOW_COUNT_LUA,
+    FixedWindowLimiter,
+    OnOutage,
+    WindowCount,
+    default_redis_client,
+    outage_store,
+)
+
+logger = logging.getLogger(__name__)
 
 RATE_WINDOW_SECONDS = 60
 RATE_GROUP = "mcp_operator.tool-calls"
-# A lease never given back (its worker died) frees its slot this long after it was taken:
-# longer than any call may run (gunicorn's timeout, docs/deploy.md).
-LEASE_SECONDS = 60
+# Tool calls are authenticated and these limits share capacity fairly rather than guard a
+# secret: while Redis is away, each process keeps counting on its own (docs/operations.md#outages).
+ON_OUTAGE = OnOutage.COUNT_PER_PROCESS
 KEY_PREFIX = "mcp_operator:limits"
 
 # KEYS[1] the rate window, KEYS[2] the leases; ARGV[1] now (ms), ARGV[2] window (ms),
@@ -109,32 +124,44 @@ def _lease(*, user_id: object, organization_id: object, tool_name: str, count: b
     conf = operator_settings()
     rate_key = f"{user_id}:{organization_id}:{tool_name}"
     key = leases_key(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
-    limiter = FixedWindowLimiter(group=RATE_GROUP, limit=conf.tool_calls_per_minute, period_seconds=RATE_WINDOW_SECONDS)
+    limiter = FixedWindowLimiter(
+        group=RATE_GROUP,
+        limit=conf.tool_calls_per_minute,
+        period_seconds=RATE_WINDOW_SECONDS,
+        on_outage=ON_OUTAGE,
+    )
     lease_id = uuid.uuid4().hex
     now_ms = _now_ms()
-    deadline_ms = now_ms + LEASE_SECONDS * 1000
+    deadline_ms = now_ms + conf.tool_lease_seconds * 1000
     client = default_redis_client()
+    store: BaseCache = cache
+    counted: WindowCount | None = None
+    taken = 0
     if client is not None:
-        calls, ends_ms, taken = _admit_script(client)(
-            keys=[cache.make_and_validate_key(limiter.cache_key(rate_key)), cache.make_and_validate_key(key)],
-            args=[
-                now_ms,
-                RATE_WINDOW_SECONDS * 1000,
-                conf.tool_calls_per_minute if count else 0,
-                conf.tool_concurrency,
-                deadline_ms,
-                lease_id,
-            ],
-        )
-        counted = WindowCount(
-            count=int(calls), limit=conf.tool_calls_per_minute, seconds_left=(int(ends_ms) - now_ms) / 1000
-        )
-    else:
-        counted = limiter.count(rate_key) if count else None
+        try:
+            calls, ends_ms, taken = _admit_script(client)(
+                keys=[cache.make_and_validate_key(limiter.cache_key(rate_key)), cache.make_and_validate_key(key)],
+                args=[
+                    now_ms,
+                    RATE_WINDOW_SECONDS * 1000,
+                    conf.tool_calls_per_minute if count else 0,
+                    conf.tool_concurrency,
+                    deadline_ms,
+                    lease_id,
+                ],
+            )
+            counted = WindowCount(
+                count=int(calls), limit=conf.tool_calls_per_minute, seconds_left=(int(ends_ms) - now_ms) / 1000
+            )
+        except REDIS_OUTAGES as failure:
+            # Counted in this process until Redis answers again (docs/operations.md#outages).
+            store, client = outage_store(ON_OUTAGE, failure, group=RATE_GROUP), None
+    if client is None:
+        counted = limiter.count_in(store, rate_key, now=now_ms / 1000) if count else None
         taken = (
             0
             if counted is not None and counted.exceeded
-            else _take_lease_locally(key, lease_id, now_ms, deadline_ms, conf.tool_concurrency)
+            else _take_lease_locally(store, key, lease_id, now_ms, deadline_ms, conf.tool_concurrency)
         )
     if count and counted is not None and counted.exceeded:
         raise RateLimited(
@@ -149,27 +176,31 @@ def _lease(*, user_id: object, organization_id: object, tool_name: str, count: b
     try:
         yield
     finally:
-        _give_back(key, lease_id, client)
+        _give_back(store, key, lease_id, client)
 
 
-def _take_lease_locally(key: str, lease_id: str, now_ms: int, deadline_ms: int, slots: int) -> int:
+def _take_lease_locally(store: BaseCache, key: str, lease_id: str, now_ms: int, deadline_ms: int, slots: int) -> int:
     with _LOCAL_LEASES_LOCK:
-        leases = {held: deadline for held, deadline in (cache.get(key) or {}).items() if deadline > now_ms}
+        leases = {held: deadline for held, deadline in (store.get(key) or {}).items() if deadline > now_ms}
         if len(leases) >= slots:
             return -1
         leases[lease_id] = deadline_ms
-        cache.set(key, leases, timeout=LEASE_SECONDS)
+        store.set(key, leases, timeout=max(1, math.ceil((deadline_ms - now_ms) / 1000)))
     return 1
 
 
-def _give_back(key: str, lease_id: str, client: redis.Redis | None) -> None:
+def _give_back(store: BaseCache, key: str, lease_id: str, client: redis.Redis | None) -> None:
     if client is not None:
-        client.zrem(cache.make_and_validate_key(key), lease_id)
+        try:
+            client.zrem(cache.make_and_validate_key(key), lease_id)
+        except REDIS_OUTAGES:
+            # The call itself succeeded; its lease lapses at its deadline instead.
+            logger.warning("redis unavailable: a lease of %s lapses at its deadline", RATE_GROUP)
         return
     with _LOCAL_LEASES_LOCK:
-        leases = cache.get(key) or {}
+        leases = store.get(key) or {}
         if leases.pop(lease_id, None) is not None:
-            cache.set(key, leases, timeout=LEASE_SECONDS)
+            store.set(key, leases, timeout=max(1, operator_settings().tool_lease_seconds))
 
 
 def _now_ms() -> int:

@@ -23,7 +23,7 @@ from oauth.models import Application, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
-from operator_core.rate_limits import FixedWindowLimiter
+from operator_core.rate_limits import FixedWindowLimiter, OnOutage
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
 SIGN_IN_WINDOW_SECONDS = 60
@@ -37,14 +37,23 @@ def sign_in_email_key(email: str) -> str:
 def count_sign_in_attempt(*, client_address: str, email: str) -> None:
     """Count one sign-in attempt against the client address and the email; raise RateLimited past the limit.
 
+    Raises `TemporarilyUnavailable` while Redis does not answer (docs/operations.md#outages).
+
     Both counters always advance, so hammering one account from many addresses,
     or many accounts from one address, is limited either way (docs/development/decisions.md#limits).
     The email is hashed into the cache key: no address is stored in clear.
     """
     limit = operator_settings().sign_in_attempts_per_minute
-    per_ip = FixedWindowLimiter(group=f"{SIGN_IN_RATE_GROUP}.ip", limit=limit, period_seconds=SIGN_IN_WINDOW_SECONDS)
+    # Fails closed while Redis is away: per-process counts would multiply the guesses allowed
+    # by the number of workers, exactly when an attacker may have caused the outage.
+    per_ip = FixedWindowLimiter(
+        group=f"{SIGN_IN_RATE_GROUP}.ip", limit=limit, period_seconds=SIGN_IN_WINDOW_SECONDS, on_outage=OnOutage.REFUSE
+    )
     per_email = FixedWindowLimiter(
-        group=f"{SIGN_IN_RATE_GROUP}.email", limit=limit, period_seconds=SIGN_IN_WINDOW_SECONDS
+        group=f"{SIGN_IN_RATE_GROUP}.email",
+        limit=limit,
+        period_seconds=SIGN_IN_WINDOW_SECONDS,
+        on_outage=OnOutage.REFUSE,
     )
     counts = [per_ip.count(client_address), per_email.count(sign_in_email_key(email))]
     waits = [counted.retry_after_seconds for counted in counts if counted.exceeded]

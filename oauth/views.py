@@ -42,7 +42,7 @@ from oauth.services import ClientMetadataError, count_sign_in_attempt, register_
 from oauth.validators import require_operator_resource
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
-from operator_core.errors import Forbidden, RateLimited
+from operator_core.errors import Forbidden, RetryLater
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.errors import NoEligibleOrganization
 from organizations.selectors import require_eligible_organization
@@ -77,8 +77,10 @@ class SignInView(View):
         form = SignInForm(request.POST)
         try:
             count_sign_in_attempt(client_address=client_ip(request), email=request.POST.get("email", ""))
-        except RateLimited as error:
-            response = self._render(request, form, error=error.message, status=429)
+        except RetryLater as error:
+            # Over the limit (429), or Redis unavailable (503): the limit fails closed
+            # rather than let password guessing through (docs/operations.md#outages).
+            response = self._render(request, form, error=error.message, status=error.http_status)
             for name, value in error.headers.items():
                 response[name] = value
             return response

@@ -35,6 +35,7 @@ class OperatorSettings:
     headless_completions_per_hour: int
     tool_calls_per_minute: int
     tool_concurrency: int
+    tool_lease_seconds: int
     docs_calls_per_minute: int
     sign_in_attempts_per_minute: int
     trusted_proxies: int

@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     CONCURRENCY_LIMITED = "concurrency_limited"
     INTERNAL_ERROR = "internal_error"
     CONFLICT = "conflict"
+    TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
 
 
 class OperatorError(Exception):
@@ -63,10 +64,8 @@ class InvalidOrganizationSelector(OperatorError):
     code, http_status = ErrorCode.INVALID_ORGANIZATION_SELECTOR, 400
 
 
-class RateLimited(OperatorError):
-    """Too many calls; `retryAfterSeconds` says when to try again."""
-
-    code, http_status = ErrorCode.RATE_LIMITED, 429
+class RetryLater(OperatorError):
+    """Refused for now; `retryAfterSeconds` (and `Retry-After`) say when to try again."""
 
     def __init__(self, message: str, *, retry_after_seconds: int, **data: Any) -> None:
         super().__init__(message, retryAfterSeconds=retry_after_seconds, **data)
@@ -77,8 +76,39 @@ class RateLimited(OperatorError):
         return {"Retry-After": str(self.retry_after_seconds)}
 
 
+class RateLimited(RetryLater):
+    """Too many calls."""
+
+    code, http_status = ErrorCode.RATE_LIMITED, 429
+
+
 class ConcurrencyLimited(RateLimited):
     code = ErrorCode.CONCURRENCY_LIMITED
+
+
+# Long enough for a database restart or a Redis failover, short enough that an agent
+# does not give up (docs/operations.md#outages).
+OUTAGE_RETRY_AFTER_SECONDS = 5
+
+
+class TemporarilyUnavailable(RetryLater):
+    """A part the service depends on (the database, Redis) did not answer: retry shortly.
+
+    The same code on every path: a tool error, a JSON-RPC error (HTTP 503), the
+    headless JSON error (503), and the OAuth error `temporarily_unavailable`
+    (RFC 6749 §4.1.2.1), always with `Retry-After`.
+    """
+
+    code, http_status = ErrorCode.TEMPORARILY_UNAVAILABLE, 503
+
+    def __init__(
+        self,
+        message: str = "The service is briefly unavailable; retry shortly.",
+        *,
+        retry_after_seconds: int = OUTAGE_RETRY_AFTER_SECONDS,
+        **data: Any,
+    ) -> None:
+        super().__init__(message, retry_after_seconds=retry_after_seconds, **data)
 
 
 class Conflict(OperatorError):

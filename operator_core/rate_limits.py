@@ -26,6 +26,21 @@ Where the counts live:
   lock. That cache is itself one process's, so the lock makes the count exact
   wherever the cache is shared.
 
+When Redis does not answer (docs/operations.md#outages), each limiter follows
+its own `on_outage` policy, decided where the limiter is defined:
+
+- `OnOutage.REFUSE` (the default): raise `TemporarilyUnavailable` (503,
+  `Retry-After`). For limits that guard something (password guessing, emails
+  sent): failing open would switch the guard off exactly when an attacker might
+  have caused the outage.
+- `OnOutage.COUNT_PER_PROCESS`: count in this process's memory, as the embedded
+  default does, until Redis answers again. The limit then holds per worker
+  process, so across the deployment it is at most the number of processes times
+  the limit. For limits that share capacity fairly rather than guard.
+
+Redis is asked with short timeouts and one retry (`CACHES["default"]["OPTIONS"]`),
+so an outage costs a request milliseconds, not seconds.
+
 The clock: the window's start and end are read from the limiter's `clock`, or,
 when none is given, from this module's `clock` (`time.time`). Tests replace the
 module's `clock` to pin or advance time instead of sleeping to a window edge
@@ -36,20 +51,26 @@ the past by more than a window: the counter's expiry is set from it.
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 import redis
 from django.conf import settings
-from django.core.cache import cache, caches
+from django.core.cache import BaseCache, cache, caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
 
 from operator_core.client_ip import client_ip
-from operator_core.errors import RateLimited
+from operator_core.errors import RateLimited, TemporarilyUnavailable
+from operator_core.outages import REDIS_OUTAGES
+
+logger = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 # The default clock of every limiter; tests replace it (see the module docstring).
@@ -82,11 +103,24 @@ return {count, ends}
 
 # Serializes the read-and-rewrite of a window on a cache without scripts.
 _LOCAL_LOCK = threading.Lock()
+# Where COUNT_PER_PROCESS limiters count while Redis is away: this process's memory only.
+OUTAGE_STORE: BaseCache = LocMemCache("operator-rate-limits-outage", {})
+# One warning per this many seconds and process: an outage fails every request alike.
+_OUTAGE_LOG_INTERVAL_SECONDS = 10
+_last_outage_log = [0.0]
+
+
+class OnOutage(StrEnum):
+    """What a limiter does when Redis does not answer (module docstring)."""
+
+    REFUSE = "refuse"
+    COUNT_PER_PROCESS = "count_per_process"
 
 
 @functools.cache
 def _redis_client(location: str) -> redis.Redis:
-    return redis.Redis.from_url(location)
+    # The cache's own connection options (timeouts, retries) apply to the scripts too.
+    return redis.Redis.from_url(location, **settings.CACHES["default"].get("OPTIONS", {}))
 
 
 def default_redis_client() -> redis.Redis | None:
@@ -132,32 +166,52 @@ class FixedWindowLimiter:
     limit: int
     period_seconds: int
     clock: Clock | None = None
+    on_outage: OnOutage = OnOutage.REFUSE
 
     def cache_key(self, key: str) -> str:
         """The counter's key before Django's cache adds its prefix and version."""
         return f"{KEY_PREFIX}:{self.group}:{key}"
 
     def count(self, key: str) -> WindowCount:
-        """Count one attempt under `key`, admitted or not; atomic wherever the cache is shared."""
+        """Count one attempt under `key`, admitted or not; atomic wherever the cache is shared.
+
+        Raises `TemporarilyUnavailable` when Redis does not answer and the policy is to refuse.
+        """
         now = (self.clock or clock)()
         client = default_redis_client()
-        if client is not None:
+        if client is None:
+            return self.count_in(cache, key, now=now)
+        try:
             count, ends_ms = _count_script(client)(
                 keys=[cache.make_and_validate_key(self.cache_key(key))],
                 args=[math.floor(now * 1000), self.period_seconds * 1000],
             )
-            return WindowCount(count=int(count), limit=self.limit, seconds_left=int(ends_ms) / 1000 - now)
-        return self._count_locally(self.cache_key(key), now)
+        except REDIS_OUTAGES as failure:
+            return self.count_in(outage_store(self.on_outage, failure, group=self.group), key, now=now)
+        return WindowCount(count=int(count), limit=self.limit, seconds_left=int(ends_ms) / 1000 - now)
 
-    def _count_locally(self, key: str, now: float) -> WindowCount:
+    def count_in(self, store: BaseCache, key: str, *, now: float) -> WindowCount:
+        """Count under `key` in a cache of this process (the embedded default, or during an outage)."""
+        key = self.cache_key(key)
         with _LOCAL_LOCK:
-            ends, count = cache.get(key) or (now, 0)
+            ends, count = store.get(key) or (now, 0)
             if ends <= now:
                 ends, count = now + self.period_seconds, 0
             count += 1
             # the cache's own expiry only collects windows that ended: `ends` decides
-            cache.set(key, (ends, count), timeout=self.period_seconds)
+            store.set(key, (ends, count), timeout=self.period_seconds)
         return WindowCount(count=count, limit=self.limit, seconds_left=ends - now)
+
+
+def outage_store(policy: OnOutage, failure: Exception, *, group: str) -> BaseCache:
+    """Apply `policy` to a Redis outage: raise `TemporarilyUnavailable`, or return the per-process store."""
+    now = time.monotonic()
+    if now - _last_outage_log[0] >= _OUTAGE_LOG_INTERVAL_SECONDS:
+        _last_outage_log[0] = now
+        logger.warning("redis unavailable (%s): limit %s %s", type(failure).__name__, group, policy)
+    if policy == OnOutage.REFUSE:
+        raise TemporarilyUnavailable() from failure
+    return OUTAGE_STORE
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -175,8 +229,10 @@ def require_within_limit(limiter: FixedWindowLimiter, key: str, *, message: str)
         raise RateLimited(message, retry_after_seconds=counted.retry_after_seconds)
 
 
-def require_within_ip_limit(request: HttpRequest, *, group: str, rate: str, message: str) -> None:
+def require_within_ip_limit(
+    request: HttpRequest, *, group: str, rate: str, message: str, on_outage: OnOutage = OnOutage.REFUSE
+) -> None:
     """Count this request against the client's address; raise `RateLimited` once over `rate`."""
     limit, period_seconds = parse_rate(rate)
-    limiter = FixedWindowLimiter(group=group, limit=limit, period_seconds=period_seconds)
+    limiter = FixedWindowLimiter(group=group, limit=limit, period_seconds=period_seconds, on_outage=on_outage)
     require_within_limit(limiter, client_ip(request), message=message)

@@ -1,4 +1,4 @@
-"""Middleware that browser pages need and the MCP endpoints do not.
+"""Middleware that browser pages need and the MCP endpoints do not, and the API paths' last resort.
 
 The MCP endpoints take bearer tokens only: a cookie is never a credential
 there, no page is rendered, nothing is framed. Sessions, the signed-in user,
@@ -8,6 +8,7 @@ the path that serves the most requests (docs/development/architecture.md,
 paths under `MCP_PATH_PREFIX`; everything else gets it unchanged.
 """
 
+import logging
 from collections.abc import Callable
 
 from django.contrib.auth.middleware import AuthenticationMiddleware as DjangoAuthenticationMiddleware
@@ -16,7 +17,17 @@ from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessio
 from django.http import HttpRequest, HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware as DjangoXFrameOptionsMiddleware
 
+from oauth.failures import failure_response
+from operator_core.errors import OperatorError, as_json_response
+from operator_core.mcp.jsonrpc import caught_error, error_response
+from operator_core.outages import error_for_failure
+
+logger = logging.getLogger(__name__)
+
 MCP_PATH_PREFIX = "/api/mcp/"
+HEADLESS_PATH_PREFIX = "/api/agent/"
+# The authorization server: its endpoints, its pages and every discovery document.
+OAUTH_PATH_PREFIXES = ("/api/auth/", "/.well-known/")
 
 
 def _for_pages_only(middleware: type) -> type:
@@ -36,3 +47,41 @@ SessionMiddleware = _for_pages_only(DjangoSessionMiddleware)
 AuthenticationMiddleware = _for_pages_only(DjangoAuthenticationMiddleware)
 MessageMiddleware = _for_pages_only(DjangoMessageMiddleware)
 XFrameOptionsMiddleware = _for_pages_only(DjangoXFrameOptionsMiddleware)
+
+
+class ApiFailureMiddleware:
+    """Last resort on API paths: an exception a view let escape is answered in that path's own format.
+
+    Django's HTML 500 page never reaches an API client (docs/operations.md#outages).
+    Each MCP endpoint and the headless views catch their own failures; this is
+    the edge of the authorization server, whose views are DOT's, and a safety
+    net behind the others. The failure is sorted once by
+    `operator_core.outages.error_for_failure`: an outage of the database or
+    Redis is a 503 with `Retry-After`, anything else a logged 500. Other paths
+    (the admin, the docs pages) keep Django's handling.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        render = _renderer_for(request.path)
+        if render is None:
+            return None
+        error = error_for_failure(
+            exception, logger=logger, context=f"{request.method} {request.path}", message="Internal error."
+        )
+        return render(request, error)
+
+
+def _renderer_for(path: str) -> Callable[[HttpRequest, OperatorError], HttpResponse] | None:
+    if path.startswith(MCP_PATH_PREFIX):
+        return lambda request, error: error_response(caught_error(error))
+    if path.startswith(HEADLESS_PATH_PREFIX):
+        return lambda request, error: as_json_response(error)
+    if path.startswith(OAUTH_PATH_PREFIXES):
+        return failure_response
+    return None

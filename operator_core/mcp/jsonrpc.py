@@ -27,6 +27,8 @@ JSONRPC_INVALID_PARAMS = -32602
 JSONRPC_INTERNAL_ERROR = -32603
 # JSON-RPC's "server error" range: the request was fine, the server declines it for now.
 JSONRPC_RATE_LIMITED = -32000
+# Same range: the database or Redis did not answer; retry after `Retry-After` (docs/operations.md#outages).
+JSONRPC_TEMPORARILY_UNAVAILABLE = -32001
 # MCP 2026-07-28, "Transports": routing headers that disagree with the body.
 JSONRPC_HEADER_MISMATCH = -32020
 # MCP 2026-07-28, "Versioning": a revision this server does not serve.
@@ -41,19 +43,21 @@ HTTP_STATUS: dict[int, int] = {
     JSONRPC_INVALID_PARAMS: 400,
     JSONRPC_INTERNAL_ERROR: 200,
     JSONRPC_RATE_LIMITED: 429,
+    JSONRPC_TEMPORARILY_UNAVAILABLE: 503,
     JSONRPC_HEADER_MISMATCH: 400,
     JSONRPC_UNSUPPORTED_PROTOCOL_VERSION: 400,
 }
 
 # The JSON-RPC code of an `OperatorError` that reaches the edge outside a tool
 # call (a tool's own failures are results, never JSON-RPC errors). Bad input is
-# -32602, a refused rate -32000, anything else -32603.
+# -32602, a refused rate -32000, an outage -32001, anything else -32603.
 _CODE_OF_ERROR: dict[str, int] = {
     ErrorCode.INVALID_ARGUMENTS: JSONRPC_INVALID_PARAMS,
     ErrorCode.NOT_FOUND: JSONRPC_INVALID_PARAMS,
     ErrorCode.INVALID_ORGANIZATION_SELECTOR: JSONRPC_INVALID_PARAMS,
     ErrorCode.ORGANIZATION_SCOPE_MISMATCH: JSONRPC_INVALID_PARAMS,
     ErrorCode.RATE_LIMITED: JSONRPC_RATE_LIMITED,
+    ErrorCode.TEMPORARILY_UNAVAILABLE: JSONRPC_TEMPORARILY_UNAVAILABLE,
 }
 
 
@@ -88,6 +92,19 @@ class JsonRpcError(Exception):
     @property
     def status(self) -> int:
         return self.http_status or HTTP_STATUS[self.code]
+
+
+def caught_error(error: OperatorError, *, request_id: Any = None) -> JsonRpcError:
+    """The JSON-RPC answer for an error an edge caught (`operator_core.outages.error_for_failure`).
+
+    An internal error carries no data: its details are in the server log only
+    (docs/transport.md). Any other keeps its structured error and headers.
+    """
+    if error.code == ErrorCode.INTERNAL_ERROR:
+        return JsonRpcError(JSONRPC_INTERNAL_ERROR, "Internal error", request_id=request_id)
+    answer = JsonRpcError.from_operator_error(error)
+    answer.request_id = request_id
+    return answer
 
 
 def json_response(payload: dict[str, Any], *, status: int) -> HttpResponse:

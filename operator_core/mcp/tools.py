@@ -5,8 +5,9 @@ same list and order every time), argument validation against each tool's input
 schema (JSON Schema 2020-12, compiled once), the admission hook (role re-check,
 organization selectors, limits on the operator endpoint), and the two result
 shapes of `operator_core.mcp.results`. It is the one edge where an exception of
-a tool other than an `OperatorError` is caught: logged, answered as
-`internal_error` with no detail.
+a tool other than an `OperatorError` is caught: an outage of the database or
+Redis is answered `temporarily_unavailable` with `retryAfterSeconds`; anything
+else is logged and answered `internal_error` with no detail.
 
 Order of one call: the admission hook first (so that `forbidden` beats every
 other answer, docs/tools.md "Order of checks"), then argument validation against
@@ -29,6 +30,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from operator_core.errors import InvalidArguments, OperatorError
 from operator_core.mcp.results import failure_result, success_result
 from operator_core.mcp.transport import UnknownTool
+from operator_core.outages import error_for_failure
 from operator_core.request_log import annotate
 
 logger = logging.getLogger(__name__)
@@ -153,10 +155,12 @@ class ToolRegistry:
         except OperatorError as error:
             annotate(outcome=str(error.code))
             return failure_result(error, knowledge=tool.knowledge)
-        except Exception:
-            # The one edge of a tool call: no trace, SQL or detail reaches the client.
-            logger.exception("tool %s failed", tool.name)
-            error = OperatorError("The tool failed unexpectedly.")
+        except Exception as failure:
+            # The one edge of a tool call: no trace, SQL or detail reaches the client. An
+            # outage of the database or Redis is `temporarily_unavailable` with retryAfterSeconds.
+            error = error_for_failure(
+                failure, logger=logger, context=f"tool {tool.name}", message="The tool failed unexpectedly."
+            )
             annotate(outcome=str(error.code))
             return failure_result(error, knowledge=tool.knowledge)
         annotate(outcome=OUTCOME_OK)

@@ -12,13 +12,15 @@ for client developers; docs/development/architecture.md the walk of a call).
    `/.well-known/`; a CORS preflight never reaches this module.
 2. `authenticate(request)`: a `Refusal` is answered with its response untouched
    (a 401 or 403 never reached the MCP server); an `OperatorError` (the docs
-   endpoint's rate limit) as a JSON-RPC error without an id.
+   endpoint's rate limit) as a JSON-RPC error without an id, and so is a
+   database or Redis outage met while authenticating (503, -32001).
 3. The envelope checks, then dispatch: a notification is 202 with no body; an
    unknown method 404 -32601.
 
 An `OperatorError` escaping a tool or resource set becomes a JSON-RPC error;
-any other exception is logged and answered -32603 "Internal error" with no
-detail (the transport's one edge handler). No sessions: `Mcp-Session-Id` is
+an outage of the database or Redis is answered 503 -32001 with `Retry-After`
+(`operator_core.outages`); any other exception is logged and answered -32603
+"Internal error" with no detail (the transport's one edge handler). No sessions: `Mcp-Session-Id` is
 never issued nor read, `Last-Event-ID` is ignored, and no server-initiated
 stream is ever opened. Responses are JSON. The principal (whatever
 `authenticate` returns; None without authentication) is passed through
@@ -56,15 +58,16 @@ from operator_core.mcp.envelope import (
     route_message,
 )
 from operator_core.mcp.jsonrpc import (
-    JSONRPC_INTERNAL_ERROR,
     JSONRPC_INVALID_PARAMS,
     JSONRPC_METHOD_NOT_FOUND,
     JsonRpcError,
+    caught_error,
     encode_result,
     error_response,
     result_response,
 )
 from operator_core.mcp.revisions import add_deprecation_headers, served_versions
+from operator_core.outages import error_for_failure
 from operator_core.request_log import annotate
 
 logger = logging.getLogger(__name__)
@@ -166,18 +169,14 @@ class McpEndpoint:
         """Answer one HTTP exchange, in the order of docs/transport.md."""
         if request.method == "OPTIONS":
             return _finish(HttpResponse(status=204, headers={"Allow": ALLOWED_HTTP_METHODS}))
-        principal: object = None
-        if self.authenticate is not None:
-            try:
-                principal = self.authenticate(request)
-            except Refusal as refusal:
-                return refusal.response
-            except OperatorError as error:
-                return _finish(error_response(JsonRpcError.from_operator_error(error)))
         version = decode_header_value(request.headers.get(HEADER_PROTOCOL_VERSION))
         request_id: Any = None
         mcp_method = request.method
+        # Authentication passed: the exchange reached the server, so it gets version headers.
+        reached = False
         try:
+            principal = self.authenticate(request) if self.authenticate is not None else None
+            reached = True
             outcome = self._check(request)
             if isinstance(outcome, Rejection):
                 version = outcome.version or version
@@ -186,14 +185,17 @@ class McpEndpoint:
                 version, request_id, mcp_method = outcome.version, outcome.request_id, outcome.method
                 annotate(mcp_method=mcp_method)
                 response = self._answer(outcome, principal)
+        except Refusal as refusal:
+            return refusal.response
         except JsonRpcError as error:
             error.request_id = request_id
             response = error_response(error)
-        except Exception:
-            # The one edge handler: no detail leaves, the trace goes to the log (never a token).
-            logger.exception("MCP request failed: %s", mcp_method)
-            response = error_response(JsonRpcError(JSONRPC_INTERNAL_ERROR, "Internal error", request_id=request_id))
-        add_deprecation_headers(response, version)
+        except Exception as failure:
+            # The one edge handler: an OperatorError (the docs endpoint's limit), an outage
+            # (503, retryable) or a bug (-32603); no detail leaves, never a token in the log.
+            response = error_response(_as_jsonrpc_error(failure, mcp_method=mcp_method, request_id=request_id))
+        if reached:
+            add_deprecation_headers(response, version)
         return _finish(response)
 
     def _check(self, request: HttpRequest) -> Route | Rejection:
@@ -300,6 +302,11 @@ class McpEndpoint:
         # capability list templates next to resources, and expect an empty list
         # rather than -32601 (MCP 2026-07-28, "Resources").
         return self._cacheable({"resourceTemplates": []})
+
+
+def _as_jsonrpc_error(failure: Exception, *, mcp_method: str | None, request_id: Any) -> JsonRpcError:
+    error = error_for_failure(failure, logger=logger, context=f"MCP request {mcp_method}", message="Internal error")
+    return caught_error(error, request_id=request_id)
 
 
 def _finish(response: HttpResponse) -> HttpResponse:

@@ -41,6 +41,8 @@ MIDDLEWARE = [
     "operator_site.middleware.AuthenticationMiddleware",
     "operator_site.middleware.MessageMiddleware",
     "operator_site.middleware.XFrameOptionsMiddleware",
+    # Last: answers what a view let escape on an API path in that path's format, never HTML 500.
+    "operator_site.middleware.ApiFailureMiddleware",
 ]
 
 ROOT_URLCONF = "operator_site.urls"

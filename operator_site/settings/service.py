@@ -26,6 +26,8 @@ OPERATOR = {
     "headless_completions_per_hour": env.env_int("OPERATOR_HEADLESS_COMPLETIONS_PER_HOUR", 30),
     "tool_calls_per_minute": env.env_int("OPERATOR_TOOL_CALLS_PER_MINUTE", 120),
     "tool_concurrency": env.env_int("OPERATOR_TOOL_CONCURRENCY", 4),
+    # A call's concurrency slot is a lease: one whose worker died frees after this long.
+    "tool_lease_seconds": env.env_int("OPERATOR_TOOL_LEASE_SECONDS", 60),
     "docs_calls_per_minute": env.env_int("OPERATOR_DOCS_CALLS_PER_MINUTE", 300),
     "sign_in_attempts_per_minute": env.env_int("OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE", 10),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,

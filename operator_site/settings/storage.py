@@ -3,6 +3,8 @@
 import os
 
 import dj_database_url
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from operator_site.settings import env
 from operator_site.settings.origin import VAR_DIR
@@ -32,7 +34,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 REDIS_URL = env.env_str("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Redis holds only counters: when it does not answer, fail within seconds and let
+            # each limit's outage policy decide (docs/operations.md#outages), rather than hold
+            # a worker thread through redis-py's default ten retries. The one retry covers a
+            # pooled connection that Redis closed when it restarted.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2, "retry": Retry(NoBackoff(), 1)},
+        }
+    }
 else:
     # The embedded default serves one process, so a per-process cache is exact there.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -13,7 +13,7 @@ import redis
 from django.conf import settings
 from django.test import override_settings
 
-from mcp_operator.limits import LEASE_SECONDS, RATE_WINDOW_SECONDS, concurrency_slot, slots_in_use
+from mcp_operator.limits import RATE_WINDOW_SECONDS, concurrency_slot, slots_in_use
 from operator_core.conf import operator_settings
 from operator_core.errors import ErrorCode
 from organizations.models import Role
@@ -193,7 +193,7 @@ class LeaseTests(OperatorEndpointTestCase):
         self.abandon_a_lease()
 
         refused = [self.call_tool(self.member, "list_modules") for _ in range(3)]
-        self.clock.advance(LEASE_SECONDS - 1)
+        self.clock.advance(operator_settings().tool_lease_seconds - 1)
         still_refused = self.call_tool(self.member, "list_modules")
         self.clock.advance(2)
         admitted = self.call_tool(self.member, "list_modules")
@@ -211,7 +211,7 @@ class LeaseTests(OperatorEndpointTestCase):
 
         for _ in range(5):  # continued traffic does not keep the dead leases alive
             self.call_tool(self.member, "list_modules")
-            self.clock.advance(LEASE_SECONDS / 5)
+            self.clock.advance(operator_settings().tool_lease_seconds / 5)
 
         self.assertEqual(slots_in_use(**self.slot), 0)
         held = [concurrency_slot(**self.slot) for _ in range(4)]

@@ -36,7 +36,8 @@ import httpx
 from django.core.cache.backends.redis import RedisCache
 from django.test import SimpleTestCase
 
-from mcp_operator.limits import LEASE_SECONDS, leases_key
+from mcp_operator.limits import leases_key
+from operator_core.conf import operator_settings
 from operator_core.errors import ErrorCode
 from tests.live_servers import free_port, redis_url_for, start_gunicorn
 from tests.mcp_operator.base import META
@@ -167,7 +168,7 @@ class LimitsAcrossWorkersTests(SimpleTestCase):
             )
         )
         client = self.redis._cache.get_client(write=True)
-        deadline_ms = int((time.time() + LEASE_SECONDS) * 1000)
+        deadline_ms = int((time.time() + operator_settings().tool_lease_seconds) * 1000)
         # CONCURRENCY calls in flight elsewhere, as their workers' leases leave the set
         client.zadd(key, {f"elsewhere-{number}": deadline_ms for number in range(CONCURRENCY)})
         try:

@@ -1,0 +1,67 @@
+"""What an edge answers for an exception that is not an `OperatorError` (docs/operations.md#outages).
+
+Every edge (the MCP transport, the tool registry, the headless views, the
+OAuth edge in `operator_site.middleware`) catches once and calls
+`error_for_failure`, which sorts the exception into one of two answers:
+
+- an outage of a part the service depends on, which clears by itself: the
+  database refusing or dropping connections (`OperationalError`,
+  `InterfaceError`: a restart, a failover, too many connections) or Redis not
+  answering. The answer is `TemporarilyUnavailable`, retryable, with
+  `Retry-After`. Broken database connections are closed on the spot, so the
+  next request of this thread opens a fresh one instead of failing again.
+- anything else, a bug: logged with its trace and answered `internal_error`.
+
+Integrity and data errors are bugs here, not outages: retrying cannot help.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+from django.db import InterfaceError, OperationalError, connections
+
+from operator_core.errors import OperatorError, TemporarilyUnavailable
+
+# redis-py's own classes: they do not derive from the built-in ConnectionError and TimeoutError.
+REDIS_OUTAGES: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+DATABASE_OUTAGES: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+
+
+def is_outage(failure: BaseException) -> bool:
+    """True for a failure of the database or Redis that a retry a few seconds later may not meet."""
+    return isinstance(failure, REDIS_OUTAGES + DATABASE_OUTAGES)
+
+
+def error_for_failure(failure: Exception, *, logger: logging.Logger, context: str, message: str) -> OperatorError:
+    """The error to answer for `failure`, logged once; `message` is the internal error's wording.
+
+    Never puts the exception's text into the answer: a database message may
+    quote SQL or parameters.
+    """
+    if isinstance(failure, OperatorError):
+        return failure
+    if is_outage(failure):
+        # A warning, not a trace per request: an outage fails every request alike.
+        logger.warning("%s: %s unavailable (%s)", context, _part(failure), type(failure).__name__)
+        close_broken_connections()
+        return TemporarilyUnavailable()
+    logger.error("%s failed", context, exc_info=failure)
+    return OperatorError(message)
+
+
+def close_broken_connections() -> None:
+    """Close every database connection of this thread that failed and no longer answers.
+
+    Django does the same when a request ends (`close_old_connections`); doing it
+    here also covers work outside a request (the email worker). A connection
+    inside a transaction is left alone: its owner is still unwinding it.
+    """
+    for connection in connections.all(initialized_only=True):
+        if connection.errors_occurred and not connection.in_atomic_block and not connection.is_usable():
+            connection.close()
+
+
+def _part(failure: BaseException) -> str:
+    return "redis" if isinstance(failure, REDIS_OUTAGES) else "database"
