@@ -1,9 +1,11 @@
 """Headless registration records: claims and stored idempotent responses (docs/headless.md).
 
-Fields, constraints and indexes only. Neither a claim token nor a verification
-code is ever stored: a claim keeps the SHA-256 of its token and an HMAC of its
-code; a stored response is encrypted with a key derived from the request body
-(agent_auth.idempotency), so the database alone reveals no token.
+Fields, constraints and indexes only. A claim token is never stored, nor is a
+verification code in the clear: a claim keeps the SHA-256 of its token and an
+HMAC of its code; its email keeps the code sealed with a key derived from
+SECRET_KEY until the email is sent (agent_auth.outbox); a stored response is
+encrypted with a key derived from the request body (agent_auth.idempotency), so
+the database alone reveals no token and no code.
 """
 
 import uuid
@@ -42,6 +44,20 @@ class Claim(models.Model):
 
     def __str__(self) -> str:
         return f"claim {self.id} ({self.status})"
+
+
+class VerificationEmail(models.Model):
+    """The outbox row of a claim's verification email: one per claim, sent at most once."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="+")
+    sealed_code = models.TextField(blank=True, help_text="Encrypted; erased once sent or no longer sendable")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"verification email {self.id} ({'sent' if self.sent_at else 'pending'})"
 
 
 class IdempotencyState(models.TextChoices):

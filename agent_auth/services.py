@@ -6,14 +6,11 @@ know nothing of HTTP; idempotency and per-IP limits are applied around them by
 the views.
 """
 
-import logging
 import secrets
-import smtplib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
@@ -27,8 +24,8 @@ from agent_auth.errors import (
     InvalidOrganization,
     OrganizationRequired,
 )
-from agent_auth.mailer import send_in_background
 from agent_auth.models import Claim, ClaimStatus
+from agent_auth.outbox import queue_verification_email
 from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash, locked_claim_for_token_or_none
 from oauth.tokens import issue_access_token
 from operator_core.conf import operator_settings
@@ -39,11 +36,8 @@ from organizations.models import Organization
 from organizations.payloads import organization_summary
 from organizations.selectors import require_eligible_organization
 
-logger = logging.getLogger(__name__)
-
 HEADLESS_CLIENT_ID = "headless-agent"
 HEADLESS_SCOPES = (SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE)
-EMAIL_SUBJECT = "Your Service Operator code"
 _CODE_HMAC_SALT = "agent_auth.claim_code"
 
 
@@ -67,29 +61,15 @@ def _code_hash(*, token_hash: str, code: str) -> str:
     return salted_hmac(_CODE_HMAC_SALT, f"{token_hash}:{code}", algorithm="sha256").hexdigest()
 
 
-def _send_code(*, email: str, code: str, lifetime_seconds: int) -> None:
-    minutes = lifetime_seconds // 60
-    message = (
-        f"Your Service Operator verification code is {code}\n\n"
-        f"It is valid for {minutes} minutes. Give it only to the agent you are connecting.\n"
-        "If you did not ask for it, ignore this email: nothing happens without the code.\n"
-    )
-    try:
-        send_mail(EMAIL_SUBJECT, message, None, [email])
-    except (smtplib.SMTPException, OSError):
-        # Same answer whether or not the mail went out: a failure must not reveal that the
-        # account exists. The claim simply expires unused. Never log the address or code.
-        logger.exception("agent_auth: sending a verification code failed")
-
-
 @transaction.atomic
 def start_claim(*, email: str) -> StartedClaim:
-    """Create a claim for `email` and, after commit, email its six-digit code.
+    """Create a claim for `email` and queue the email of its six-digit code, in one transaction.
 
     An unknown or inactive email gets a claim too (with no user and a code hash
     no code can match), the same work and the same answer, but no email: the
     caller cannot tell whether an account exists (no account enumeration). The
-    token and code are returned or sent once and never stored.
+    token is returned once and never stored; the code is stored only sealed,
+    until its email is sent (agent_auth.outbox).
     """
     conf = operator_settings()
     user: AbstractBaseUser | None = active_user_for_email_or_none(email)
@@ -98,21 +78,15 @@ def start_claim(*, email: str) -> StartedClaim:
     code = f"{secrets.randbelow(10**6):06d}"
     # Unknown email: hash a value that is never six digits, so no code ever matches.
     hashed = code if user is not None else f"x{secrets.token_hex(8)}"
-    Claim.objects.create(
+    claim = Claim.objects.create(
         token_hash=token_hash,
         user=user,
         code_hash=_code_hash(token_hash=token_hash, code=hashed),
         expires_at=timezone.now() + timedelta(seconds=conf.headless_code_lifetime_seconds),
     )
-    if user is not None:
-        address = user.email
-        # Sent off the request: an SMTP round trip in the answer's time would tell a
-        # patient caller which emails have accounts.
-        transaction.on_commit(
-            lambda: send_in_background(
-                _send_code, email=address, code=code, lifetime_seconds=conf.headless_code_lifetime_seconds
-            )
-        )
+    # Into the outbox with the claim, for a known and an unknown email alike (the same work);
+    # the email worker sends it after commit, never this request (agent_auth.outbox).
+    queue_verification_email(claim=claim, code=code)
     return StartedClaim(claim_token=claim_token, expires_in=conf.headless_code_lifetime_seconds)
 
 

@@ -18,6 +18,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "corsheaders",
     "rest_framework",
+    "django_tasks",
+    "django_tasks_db",
     "oauth2_provider",
     "operator_site",
     "organizations",
@@ -44,6 +46,10 @@ MIDDLEWARE = [
     # Last: answers what a view let escape on an API path in that path's format, never HTML 500.
     "operator_site.middleware.ApiFailureMiddleware",
 ]
+
+# Background work (the headless verification emails) is a queue in the database, run by
+# `manage.py db_worker` (docs/operations.md#the-email-worker).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 
 ROOT_URLCONF = "operator_site.urls"
 WSGI_APPLICATION = "operator_site.wsgi.application"

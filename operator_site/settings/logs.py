@@ -22,6 +22,8 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
         # httpx logs every request line at INFO; the SDK and CIMD fetcher use it.
         "httpx": {"level": "WARNING"},
+        # Two lines per email attempt at INFO; agent_auth.outbox logs what went wrong itself.
+        "django_tasks": {"level": "WARNING"},
         "operator.requests": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
         # At DEBUG both print codes, tokens and redirect URLs carrying codes: never below INFO,
         # whatever LOG_LEVEL says.

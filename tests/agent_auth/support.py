@@ -1,7 +1,11 @@
-"""Plumbing for the headless tests: a real SMTP server and helpers to call the endpoints.
+"""Plumbing for the headless tests: a real SMTP server, the email worker and helpers to call the endpoints.
 
 The SMTP server is aiosmtpd on 127.0.0.1 with a port the kernel picks; Django's
 SMTP backend delivers to it, and tests read the code out of the received mail.
+Emails are sent by the email worker: `run_email_worker` runs the attempts that
+are due through django-tasks' own worker, as `manage.py db_worker` does, in
+this process (the command itself would replace the test runner's signal
+handlers and close the connection a test's transaction lives on).
 """
 
 import asyncio
@@ -18,8 +22,10 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from django.conf import settings
 from django.test import Client, TestCase, override_settings
-
-from agent_auth.mailer import wait_for_outbox
+from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.management.commands.db_worker import Worker
+from django_tasks_db.models import DBTaskResult
 
 START_URL = "/api/agent/auth"
 COMPLETE_URL = "/api/agent/auth/claim/complete"
@@ -50,6 +56,31 @@ class ReceivedMail:
         match = CODE_RE.search(self.body)
         assert match is not None, "no six-digit code in the mail"
         return match.group(1)
+
+
+def run_email_worker() -> int:
+    """Run every email attempt that is due, as the email worker would; how many ran."""
+    worker = Worker(
+        queue_names=["default"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id="tests",
+        excluded_queue_names=[],
+    )
+    ran = 0
+    while (due := DBTaskResult.objects.ready().first()) is not None:
+        due.claim(worker.worker_id)
+        worker.run_task(due)
+        ran += 1
+    return ran
+
+
+def make_retries_due() -> None:
+    """Let the time of every scheduled retry come, without waiting for it."""
+    DBTaskResult.objects.filter(status=TaskResultStatus.READY).update(run_after=timezone.now())
 
 
 class _Inbox:
@@ -145,7 +176,7 @@ class SmtpMixin:
 
     def setUp(self) -> None:
         super().setUp()
-        self.clear_inbox()  # an earlier test's background send must not land in this test's inbox
+        self.smtp.inbox.clear()
         self.address = fresh_address()
         # Per-IP counts live in the cache (Redis in CI), which outlives a test run: a
         # prefix of this test's own keeps them from leaking between tests and runs.
@@ -153,13 +184,13 @@ class SmtpMixin:
         self.enterContext(override_settings(CACHES={"default": own_keys}))
 
     def clear_inbox(self) -> None:
-        """Forget what was received, once every email handed over has been sent."""
-        wait_for_outbox()
+        """Forget what was received, once the email worker has sent what was due."""
+        run_email_worker()
         self.smtp.inbox.clear()
 
     def mails(self) -> list[ReceivedMail]:
-        """What the SMTP server received, once every email handed over has been sent."""
-        wait_for_outbox()
+        """What the SMTP server received, once the email worker has sent what was due."""
+        run_email_worker()
         return self.smtp.inbox.mails()
 
 
@@ -178,7 +209,7 @@ def post_json(
 
 
 class HeadlessTestCase(SmtpMixin, TestCase):
-    """Calls both endpoints through the test client; mail goes out after commit, as in production."""
+    """Calls both endpoints through the test client; mail goes out when the email worker runs."""
 
     def start(self, email_address: str, *, idempotency_key: str | None = None, **headers: str) -> Any:
         with self.captureOnCommitCallbacks(execute=True):

@@ -2,11 +2,12 @@
 
 import hashlib
 
-from agent_auth.mailer import wait_for_outbox
-from agent_auth.models import Claim, ClaimStatus
-from agent_auth.services import EMAIL_SUBJECT
+from django.utils import timezone
+
+from agent_auth.models import Claim, ClaimStatus, VerificationEmail
+from agent_auth.outbox import EMAIL_SUBJECT
 from organizations.models import Role
-from tests.agent_auth.support import HeadlessTestCase
+from tests.agent_auth.support import HeadlessTestCase, make_retries_due, run_email_worker
 from tests.factories import make_membership, make_user
 
 
@@ -70,9 +71,9 @@ class StartClaimTests(HeadlessTestCase):
     def test_unreachable_mail_server_gives_the_same_answer(self) -> None:
         user = make_membership().user
 
-        with self.settings(EMAIL_PORT=1), self.assertLogs("agent_auth.services", "ERROR") as logs:
+        with self.settings(EMAIL_PORT=1), self.assertLogs("agent_auth.outbox", "ERROR") as logs:
             response = self.start(user.email)
-            wait_for_outbox()
+            run_email_worker()
 
         self.assertEqual(response.status_code, 202)
         self.assertNotIn(user.email, "\n".join(logs.output))
@@ -92,3 +93,69 @@ class StartClaimTests(HeadlessTestCase):
             self.smtp.inbox.release()
         [mail] = self.mails()
         self.assertEqual(mail.recipients, (member.user.email,))
+
+
+class EmailOutboxTests(HeadlessTestCase):
+    """The email is written with the claim and sent by the worker, once (agent_auth.outbox)."""
+
+    def test_the_email_waits_in_the_outbox_until_the_worker_runs(self) -> None:
+        user = make_membership().user
+
+        self.start(user.email)
+
+        self.assertEqual(self.smtp.inbox.mails(), [])
+        self.assertEqual(VerificationEmail.objects.get().sent_at, None)
+        [mail] = self.mails()
+        self.assertEqual(mail.recipients, (user.email,))
+
+    def test_a_failed_attempt_is_retried_until_the_email_is_sent(self) -> None:
+        user = make_membership().user
+        self.start(user.email)
+        with self.settings(EMAIL_PORT=1), self.assertLogs("agent_auth.outbox", "ERROR"):
+            run_email_worker()
+
+        make_retries_due()
+        [mail] = self.mails()
+
+        self.assertEqual(mail.recipients, (user.email,))
+        email = VerificationEmail.objects.get()
+        self.assertEqual((email.attempts, email.sealed_code), (2, ""))
+        self.assertIsNotNone(email.sent_at)
+
+    def test_no_attempt_sends_the_email_twice(self) -> None:
+        user = make_membership().user
+        self.start(user.email)
+        self.assertEqual(len(self.mails()), 1)
+
+        for _ in range(3):
+            make_retries_due()
+            run_email_worker()
+
+        self.assertEqual(len(self.smtp.inbox.mails()), 1)
+
+    def test_retries_stop_when_the_claim_expires(self) -> None:
+        user = make_membership().user
+        self.start(user.email)
+        Claim.objects.update(expires_at=timezone.now())
+
+        self.assertEqual(self.mails(), [])
+        make_retries_due()
+        self.assertEqual(run_email_worker(), 0)
+        self.assertEqual(VerificationEmail.objects.get().sealed_code, "")
+
+    def test_the_code_waits_sealed_and_is_erased_once_sent(self) -> None:
+        user = make_membership().user
+        self.start(user.email)
+        sealed = VerificationEmail.objects.get().sealed_code
+
+        [mail] = self.mails()
+
+        self.assertNotIn(mail.code, sealed)
+        self.assertEqual(VerificationEmail.objects.get().sealed_code, "")
+
+    def test_an_unknown_email_makes_the_same_outbox_work_and_sends_nothing(self) -> None:
+        self.start("nobody@example.test")
+
+        self.assertEqual(VerificationEmail.objects.count(), 1)
+        self.assertEqual(self.mails(), [])
+        self.assertEqual(VerificationEmail.objects.get().sealed_code, "")

@@ -7,6 +7,7 @@ from django.utils import timezone
 from oauth2_provider.models import clear_expired
 
 from agent_auth.idempotency import purge_expired_records
+from agent_auth.outbox import purge_finished_attempts
 from agent_auth.services import purge_expired_claims
 from oauth.services import purge_redeemed_codes
 
@@ -14,7 +15,7 @@ from oauth.services import purge_redeemed_codes
 class Command(BaseCommand):
     help = (
         "Delete expired OAuth tokens and grants, exchanged-code records, headless claims and "
-        "Idempotency-Key records. Safe to run at any time; run it daily."
+        "Idempotency-Key records and finished email attempts. Safe to run at any time; run it daily."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -23,7 +24,8 @@ class Command(BaseCommand):
         codes = purge_redeemed_codes(now=now)
         claims = purge_expired_claims(now=now)
         records = purge_expired_records(now=now)
+        attempts = purge_finished_attempts(now=now)
         self.stdout.write(
             f"Purged expired tokens and grants, {codes} exchanged codes, {claims} claims, "
-            f"{records} idempotency records."
+            f"{records} idempotency records, {attempts} email attempts."
         )
