@@ -95,7 +95,7 @@ def attempt_delivery(email_id: uuid.UUID, *, now: datetime | None = None) -> Del
     with transaction.atomic():
         # Locked until marked sent: a concurrent attempt waits here, then finds it sent.
         email = (
-            VerificationEmail.objects.select_for_update()
+            VerificationEmail.objects.select_for_update(of=("self",))
             .select_related("claim__user")
             .filter(pk=email_id, sent_at__isnull=True)
             .exclude(sealed_code="")
