@@ -101,15 +101,17 @@ def manage(*arguments: str, environment: dict[str, str]) -> subprocess.Completed
 
 
 def start_gunicorn(
-    test_class: Any, *, environment: dict[str, str], port: int, log: Path, workers: int = 2
+    test_class: Any, *, environment: dict[str, str], port: int, log: Path, workers: int = 2, threads: int = 1
 ) -> subprocess.Popen:
-    """gunicorn serving the real WSGI application on 127.0.0.1:`port`."""
+    """gunicorn serving the real WSGI application on 127.0.0.1:`port` (gthread workers when `threads` > 1)."""
     process = subprocess.Popen(
         [
             str(Path(sys.executable).with_name("gunicorn")),
             "operator_site.wsgi",
             "--workers",
             str(workers),
+            "--threads",
+            str(threads),
             "--bind",
             f"127.0.0.1:{port}",
             "--log-level",

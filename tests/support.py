@@ -2,7 +2,8 @@
 
 Tests that need a real browser, Node.js or Redis skip when it is missing on a developer
 machine. CI names the components each run must have in
-OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `node`, `redis`, or `all`),
+OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `node`, `redis`,
+`postgresql` for the server binaries the fault tests start, or `all`),
 which turns the matching skips into failures (docs/development/code-style.md#tests).
 """
 

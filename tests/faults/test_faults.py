@@ -1,0 +1,381 @@
+"""The service under real faults: PostgreSQL restarted, Redis stopped, workers SIGKILLed (docs/operations.md#outages).
+
+Real components end to end, all started here on loopback and stopped by the
+class cleanups: a private PostgreSQL 15 cluster and a private Redis
+(tests/faults/servers.py), gunicorn with two gthread workers serving the real
+WSGI application, aiosmtpd receiving the verification emails, and the email
+worker as `manage.py db_worker --batch`, the scheduled mode CI exercises.
+
+Every loop is bounded by a deadline; the only pauses are pacing between
+requests, never a wait for a rate window's edge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from django.core.cache.backends.redis import RedisCache
+from django.test import SimpleTestCase
+
+from mcp_operator.limits import leases_key
+from operator_core.errors import OUTAGE_RETRY_AFTER_SECONDS, ErrorCode
+from operator_core.mcp.jsonrpc import JSONRPC_TEMPORARILY_UNAVAILABLE
+from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
+from tests.agent_auth.support import SmtpServer
+from tests.faults.servers import PrivatePostgres, PrivateRedis, describe, kill_workers, require_fault_servers
+from tests.live_servers import BASE_DIR, free_port, manage, start_gunicorn
+from tests.mcp_requests import CLIENT_META
+
+LEASE_SECONDS = 4
+SLOTS = 4
+BURST_TOOLS = ("list_modules", "list_sources")
+PASSWORD = "faults-password"
+EMAIL = "bob@acme.test"
+TOOL = "list_modules"
+SEED = f"""
+import json
+from django.contrib.auth import get_user_model
+from oauth.tokens import issue_access_token
+from organizations.models import Module, Role
+from organizations.services import add_membership, create_module, create_organization
+organization = create_organization(slug="acme", name="Acme")
+user = get_user_model().objects.create_user(username="{EMAIL}", email="{EMAIL}", password="{PASSWORD}")
+add_membership(user=user, organization=organization, role=Role.MEMBER)
+create_module(organization=organization, title="Forklift safety", sections=[("Intro", "Welcome.")])
+token = issue_access_token(
+    user_id=user.pk, organization_id=str(organization.pk), client_id="faults", scopes=["mcp:operator.read"],
+    expires_in=3600,
+)
+print(json.dumps({{"user_id": user.pk, "organization_id": str(organization.pk), "token": token,
+                  "module_table": Module._meta.db_table}}))
+"""
+CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+class FaultTests(SimpleTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        require_fault_servers()
+        httpx_logger = logging.getLogger("httpx")
+        cls.addClassCleanup(httpx_logger.setLevel, httpx_logger.level)
+        httpx_logger.setLevel(logging.WARNING)
+        workdir = Path(tempfile.mkdtemp(prefix="operator-faults-"))
+        workdir.chmod(0o755)  # the cluster's own user must reach its folder
+        cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
+        cls.workdir = workdir
+        cls.postgres = PrivatePostgres(workdir)
+        cls.addClassCleanup(cls.postgres.stop)
+        cls.postgres.create()
+        cls.redis = PrivateRedis(workdir)
+        cls.addClassCleanup(cls.redis.stop)
+        cls.redis.start()
+        cls.smtp = SmtpServer()
+        cls.smtp.start()
+        cls.addClassCleanup(cls.smtp.stop)
+        port = free_port()
+        cls.base_url = f"http://127.0.0.1:{port}"
+        (workdir / "var").mkdir()
+        cls.environment = {
+            "PATH": os.environ.get("PATH", ""),
+            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
+            "OPERATOR_BASE_URL": cls.base_url,
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+            "DJANGO_SECRET_KEY": generate_secret_key(),
+            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
+            "OPERATOR_LTI_KEY": generate_private_key_pem(),
+            "OPERATOR_VAR_DIR": str(workdir / "var"),
+            "DATABASE_URL": cls.postgres.url,
+            "REDIS_URL": cls.redis.url,
+            "EMAIL_HOST": "127.0.0.1",
+            "EMAIL_PORT": str(cls.smtp.port),
+            "OPERATOR_TOOL_CONCURRENCY": str(SLOTS),
+            "OPERATOR_TOOL_LEASE_SECONDS": str(LEASE_SECONDS),
+            # The bursts below are about faults, not rates.
+            "OPERATOR_TOOL_CALLS_PER_MINUTE": "100000",
+            "OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE": "1000",
+            "OPERATOR_HEADLESS_REGISTRATIONS_PER_HOUR": "1000",
+            "OPERATOR_HEADLESS_COMPLETIONS_PER_HOUR": "1000",
+        }
+        manage("migrate", "--noinput", environment=cls.environment)
+        seeded = manage("shell", "-c", SEED, environment=cls.environment)
+        cls.seed = json.loads(seeded.stdout.strip().splitlines()[-1])
+        # Eight threads a worker: four calls held in one worker still leave it free threads.
+        cls.gunicorn = start_gunicorn(
+            cls, environment=cls.environment, port=port, log=workdir / "gunicorn.log", workers=2, threads=8
+        )
+
+    # --- requests ------------------------------------------------------------------------
+
+    def call_tool(self, client: httpx.Client, name: str = TOOL) -> httpx.Response:
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": {}, "_meta": CLIENT_META},
+        }
+        headers = {"Authorization": f"Bearer {self.seed['token']}", "Mcp-Method": "tools/call", "Mcp-Name": name}
+        return client.post(f"{self.base_url}/api/mcp/operator", json=message, headers=headers)
+
+    @staticmethod
+    def outcome(response: httpx.Response) -> str:
+        """`ok`, a tool error code, `unavailable` (JSON-RPC 503), or `bad:…` for anything undocumented.
+
+        Never asserts: it runs in traffic threads, where a failed assertion would vanish.
+        """
+        seen = describe(response)
+        body = seen["body"]
+        if seen["status"] == 200 and body and "result" in body:
+            error = body["result"]["structuredContent"].get("error") if body["result"].get("isError") else None
+            if error is None:
+                return "ok"
+            if error["code"] == ErrorCode.TEMPORARILY_UNAVAILABLE and error["retryAfterSeconds"] < 1:
+                return "bad:retryAfterSeconds"
+            return error["code"]
+        if seen["status"] == 503 and body and body["error"]["code"] == JSONRPC_TEMPORARILY_UNAVAILABLE:
+            return "unavailable" if seen["retry_after"] == str(OUTAGE_RETRY_AFTER_SECONDS) else "bad:Retry-After"
+        return f"bad:{seen['status']}:{seen['content_type']}"
+
+    def traffic(self, tool: str, outcomes: list[tuple[float, str]], stop: threading.Event, deadline: float) -> None:
+        with httpx.Client(timeout=30) as client:
+            while not stop.is_set() and time.monotonic() < deadline:
+                try:
+                    outcome = self.outcome(self.call_tool(client, tool))
+                except httpx.TransportError as failure:
+                    outcome = f"bad:transport:{type(failure).__name__}"
+                outcomes.append((time.monotonic(), outcome))
+
+    # --- PostgreSQL restart ----------------------------------------------------------------
+
+    def test_a_postgresql_restart_during_a_burst_answers_json_and_calls_recover(self) -> None:
+        outcomes: list[tuple[float, str]] = []
+        stop = threading.Event()
+        deadline = time.monotonic() + 90
+        # As many callers of each tool as it has slots: the burst is never concurrency-limited.
+        threads = [
+            threading.Thread(target=self.traffic, args=(tool, outcomes, stop, deadline))
+            for tool in BURST_TOOLS
+            for _ in range(SLOTS)
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            self.wait_until(lambda: len(outcomes) >= 50, seconds=30)  # the burst is under way
+            self.postgres.restart()
+            restarted = time.monotonic()
+            # recovered: forty answers in a row after the restart, all successes
+            self.wait_until(lambda: _settled(outcomes, after=restarted, count=40), seconds=30)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=60)
+
+        counts = Counter(outcome for _, outcome in outcomes)
+        first_ok = min(moment for moment, outcome in outcomes if moment > restarted and outcome == "ok")
+        summary = f"{dict(counts)}; first success {first_ok - restarted:.2f} s after the restart"
+        self.assertEqual([outcome for outcome in counts if outcome.startswith("bad")], [], summary)
+        self.assertLessEqual(set(counts), {"ok", "unavailable", ErrorCode.TEMPORARILY_UNAVAILABLE}, summary)
+        self.assertGreater(counts["unavailable"] + counts[ErrorCode.TEMPORARILY_UNAVAILABLE], 0, summary)
+        self.assertLess(first_ok - restarted, 10, summary)
+
+    # --- Redis stopped and started ---------------------------------------------------------
+
+    def visit_every_endpoint(self, client: httpx.Client) -> dict[str, dict[str, Any]]:
+        """One request to each limited endpoint; what each answered."""
+        page = client.get(f"{self.base_url}/api/auth/sign-in")
+        csrf = CSRF_FIELD.search(page.text)
+        self.assertIsNotNone(csrf, page.text[:300])
+        docs = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": CLIENT_META}}
+        return {
+            "tool_call": describe(self.call_tool(client)),
+            "docs": describe(
+                client.post(f"{self.base_url}/api/mcp/docs", json=docs, headers={"Mcp-Method": "tools/list"})
+            ),
+            "sign_in": describe(
+                client.post(
+                    f"{self.base_url}/api/auth/sign-in",
+                    data={"email": EMAIL, "password": "wrong", "next": "", "csrfmiddlewaretoken": csrf.group(1)},
+                )
+            ),
+            "headless_start": describe(
+                client.post(f"{self.base_url}/api/agent/auth", json={"email": "nobody@example.test"})
+            ),
+            "headless_complete": describe(
+                client.post(
+                    f"{self.base_url}/api/agent/auth/claim/complete", json={"claim_token": "x" * 43, "code": "123456"}
+                )
+            ),
+        }
+
+    def test_a_redis_outage_answers_each_endpoint_as_documented_and_recovers(self) -> None:
+        with httpx.Client(timeout=30) as client:
+            self.redis.stop()
+            try:
+                during = self.visit_every_endpoint(client)
+            finally:
+                self.redis.start()
+            after: dict[str, dict[str, Any]] = {}
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                after = self.visit_every_endpoint(client)
+                if after["headless_start"]["status"] == 202:
+                    break
+
+        statuses = {name: seen["status"] for name, seen in during.items()}
+        self.assertEqual(
+            statuses,
+            {"tool_call": 200, "docs": 200, "sign_in": 503, "headless_start": 503, "headless_complete": 503},
+            during,
+        )
+        self.assertNotIn("error", during["tool_call"]["body"]["result"]["structuredContent"])
+        self.assertTrue(during["sign_in"]["content_type"].startswith("text/html"))
+        for name in ("sign_in", "headless_start", "headless_complete"):
+            self.assertEqual(during[name]["retry_after"], str(OUTAGE_RETRY_AFTER_SECONDS), name)
+        for name in ("headless_start", "headless_complete"):
+            self.assertEqual(during[name]["body"]["error"]["code"], ErrorCode.TEMPORARILY_UNAVAILABLE, name)
+        recovered = {name: seen["status"] for name, seen in after.items()}
+        self.assertEqual(
+            recovered,
+            {"tool_call": 200, "docs": 200, "sign_in": 400, "headless_start": 202, "headless_complete": 404},
+            after,
+        )
+
+    # --- a worker killed while it holds slots ----------------------------------------------
+
+    @contextlib.contextmanager
+    def module_table_locked(self) -> Iterator[None]:
+        """Hold every read of the tool's table until the block ends: calls wait, holding their slots."""
+        with psycopg.connect(self.postgres.url.replace("postgres://", "postgresql://")) as connection:
+            connection.execute(f'LOCK TABLE "{self.seed["module_table"]}" IN ACCESS EXCLUSIVE MODE')
+            try:
+                yield
+            finally:
+                connection.rollback()
+
+    def slots_held(self) -> int:
+        key = leases_key(user_id=self.seed["user_id"], organization_id=self.seed["organization_id"], tool_name=TOOL)
+        cache = RedisCache(self.redis.url, {})
+        client = cache._cache.get_client(write=False)
+        return int(client.zcount(cache.make_and_validate_key(key), f"({int(time.time() * 1000)}", "+inf"))
+
+    def calls_in_flight(self, count: int) -> tuple[list[threading.Thread], list[str]]:
+        outcomes: list[str] = []
+
+        def one() -> None:
+            with httpx.Client(timeout=60) as client:
+                try:
+                    outcomes.append(self.outcome(self.call_tool(client)))
+                except httpx.TransportError as failure:
+                    outcomes.append(f"cut:{type(failure).__name__}")
+
+        threads = [threading.Thread(target=one) for _ in range(count)]
+        for thread in threads:
+            thread.start()
+        return threads, outcomes
+
+    def test_slots_of_a_killed_worker_are_usable_again_within_the_lease_time(self) -> None:
+        with self.module_table_locked():
+            threads, cut = self.calls_in_flight(SLOTS)
+            self.wait_until(lambda: self.slots_held() == SLOTS, seconds=20)
+            killed = kill_workers(self.gunicorn, base_url=self.base_url)
+            killed_at = time.monotonic()
+        for thread in threads:
+            thread.join(timeout=60)
+
+        refused, recovered_after = 0, None
+        with httpx.Client(timeout=30) as client:
+            while time.monotonic() < killed_at + LEASE_SECONDS + 15:
+                outcome = self.outcome(self.call_tool(client))
+                self.assertIn(outcome, ("ok", ErrorCode.CONCURRENCY_LIMITED))
+                if outcome == ErrorCode.CONCURRENCY_LIMITED:
+                    refused += 1
+                # Recovered once no dead worker's lease holds a slot any more: all four are free.
+                if outcome == "ok" and self.slots_held() == 0:
+                    recovered_after = time.monotonic() - killed_at
+                    break
+                time.sleep(0.1)  # pacing of the continued traffic
+        with self.module_table_locked():
+            threads, held = self.calls_in_flight(SLOTS)
+            self.wait_until(lambda: self.slots_held() == SLOTS, seconds=20)
+            with httpx.Client(timeout=30) as client:
+                fifth = self.outcome(self.call_tool(client))
+        for thread in threads:
+            thread.join(timeout=60)
+
+        summary = f"killed {killed} workers, {refused} refusals, recovered after {recovered_after}"
+        self.assertEqual(len(cut), SLOTS, summary)
+        self.assertGreater(refused, 0, summary)  # the dead worker's leases did hold the slots
+        self.assertIsNotNone(recovered_after, summary)
+        self.assertLessEqual(recovered_after, LEASE_SECONDS + 2, summary)
+        self.assertEqual(fifth, ErrorCode.CONCURRENCY_LIMITED, summary)
+        self.assertEqual(held, ["ok"] * SLOTS, summary)
+
+    # --- a worker killed between the 202 and the email ---------------------------------------
+
+    def run_email_worker(self, *, at_once: int) -> str:
+        """`manage.py db_worker --batch`, `at_once` processes side by side; each exits when nothing is due."""
+        command = [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay", "--no-reload"]
+        workers = [
+            subprocess.Popen(
+                command, cwd=BASE_DIR, env=self.environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            )
+            for _ in range(at_once)
+        ]
+        outputs = []
+        for worker in workers:
+            output, _ = worker.communicate(timeout=120)
+            outputs.append(output.decode())
+            self.assertEqual(worker.returncode, 0, outputs[-1][-2000:])
+        return "".join(outputs)
+
+    def test_a_worker_killed_after_the_202_still_gets_the_code_out_exactly_once(self) -> None:
+        self.smtp.inbox.clear()
+        with httpx.Client(base_url=self.base_url, timeout=30) as client:
+            started = client.post("/api/agent/auth", json={"email": EMAIL}, headers={"Idempotency-Key": "crash-1"})
+            self.assertEqual(started.status_code, 202, started.text)
+            kill_workers(self.gunicorn, base_url=self.base_url)
+            replayed = client.post("/api/agent/auth", json={"email": EMAIL}, headers={"Idempotency-Key": "crash-1"})
+            sent_by_the_app = self.smtp.inbox.mails()
+
+            worked = self.run_email_worker(at_once=2) + self.run_email_worker(at_once=1)
+            mails = [mail for mail in self.smtp.inbox.mails() if EMAIL in mail.recipients]
+            self.assertEqual(len(mails), 1, worked[-3000:])
+            completed = client.post(
+                "/api/agent/auth/claim/complete",
+                json={"claim_token": started.json()["claim_token"], "code": mails[0].code},
+            )
+
+        self.assertEqual(sent_by_the_app, [])
+        self.assertEqual(replayed.json(), started.json())
+        self.assertEqual(replayed.headers["Idempotent-Replayed"], "true")
+        self.assertEqual(completed.status_code, 200, completed.text)
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def wait_until(self, condition: Any, *, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not reached within {seconds} s")
+            time.sleep(0.05)
+
+
+def _settled(outcomes: list[tuple[float, str]], *, after: float, count: int) -> bool:
+    recent = [outcome for moment, outcome in list(outcomes) if moment > after][-count:]
+    return len(recent) == count and set(recent) == {"ok"}
