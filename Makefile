@@ -20,11 +20,11 @@ run: install
 	$(BIN)/python manage.py create_local_secrets
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
-	$(BIN)/python manage.py print_banner
 	# The email worker sends the headless verification codes (to the console without EMAIL_HOST);
 	# Ctrl-C stops it with the server.
 	$(BIN)/python manage.py db_worker --no-startup-delay & \
 	    trap 'kill $$! 2>/dev/null' EXIT; \
+	    $(BIN)/python manage.py print_banner; \
 	    $(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
 
 lint: install
