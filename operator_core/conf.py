@@ -27,6 +27,7 @@ class OperatorSettings:
     docs_dir: str
     access_token_lifetime_seconds: int
     refresh_token_lifetime_seconds: int
+    refresh_token_grace_seconds: int
     headless_token_lifetime_seconds: int
     headless_code_lifetime_seconds: int
     headless_claim_attempts: int

@@ -10,6 +10,9 @@ from operator_site.settings.security import OPERATOR_TRUSTED_PROXIES
 
 ACCESS_TOKEN_LIFETIME_SECONDS = 3600
 REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600
+# How long a rotated refresh token may be presented again for the same answer
+# (docs/authentication.md#the-grace-window); 0 is strict single use.
+REFRESH_TOKEN_GRACE_SECONDS = env.env_int_between("OPERATOR_REFRESH_TOKEN_GRACE_SECONDS", 60, minimum=0, maximum=300)
 
 OPERATOR = {
     "base_url": BASE_URL,
@@ -18,6 +21,7 @@ OPERATOR = {
     "docs_dir": str(DOCS_DIR),
     "access_token_lifetime_seconds": ACCESS_TOKEN_LIFETIME_SECONDS,
     "refresh_token_lifetime_seconds": REFRESH_TOKEN_LIFETIME_SECONDS,
+    "refresh_token_grace_seconds": REFRESH_TOKEN_GRACE_SECONDS,
     "headless_token_lifetime_seconds": 7 * 24 * 3600,
     "headless_code_lifetime_seconds": 600,
     "headless_claim_attempts": 5,

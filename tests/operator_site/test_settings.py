@@ -61,6 +61,22 @@ class EnvironmentReaderTests(SimpleTestCase):
         with mock.patch.dict(os.environ, {}, clear=True):
             self.assertEqual(env.env_int("OPERATOR_TOOL_CONCURRENCY", 4), 4)
 
+    def test_integer_out_of_its_range_names_the_variable_and_the_range(self) -> None:
+        with (
+            mock.patch.dict(os.environ, {"OPERATOR_REFRESH_TOKEN_GRACE_SECONDS": "301"}),
+            self.assertRaisesMessage(
+                ImproperlyConfigured, "OPERATOR_REFRESH_TOKEN_GRACE_SECONDS must be between 0 and 300"
+            ),
+        ):
+            env.env_int_between("OPERATOR_REFRESH_TOKEN_GRACE_SECONDS", 60, minimum=0, maximum=300)
+
+    def test_integer_at_the_ends_of_its_range_is_read(self) -> None:
+        for raw, expected in (("0", 0), ("300", 300)):
+            with mock.patch.dict(os.environ, {"OPERATOR_REFRESH_TOKEN_GRACE_SECONDS": raw}):
+                self.assertEqual(
+                    env.env_int_between("OPERATOR_REFRESH_TOKEN_GRACE_SECONDS", 60, minimum=0, maximum=300), expected
+                )
+
 
 def _manage(*arguments: str, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -87,6 +103,14 @@ class DeployCheckTests(SimpleTestCase):
             )
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("OPERATOR_BASE_URL", result.stderr)
+
+    def test_grace_window_over_five_minutes_is_refused_at_start(self) -> None:
+        with tempfile.TemporaryDirectory() as var_dir:
+            result = _manage(
+                "check", environment={"OPERATOR_VAR_DIR": var_dir, "OPERATOR_REFRESH_TOKEN_GRACE_SECONDS": "600"}
+            )
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("OPERATOR_REFRESH_TOKEN_GRACE_SECONDS", result.stderr)
 
     def test_missing_retired_signing_key_is_refused_at_start(self) -> None:
         with tempfile.TemporaryDirectory() as var_dir:
