@@ -128,6 +128,28 @@ class RedeemedCode(models.Model):
         return f"RedeemedCode #{self.pk}"
 
 
+class RefreshRotation(models.Model):
+    """One rotation of a refresh token, kept for the grace window so that a retry gets the same answer.
+
+    docs/authentication.md#refresh-tokens says what a client sees; `oauth.refresh_grace`
+    owns the rules. The answer (the successor refresh token and its access token) is
+    sealed with AES-GCM under a key derived from the rotated token, which the database
+    holds only as a digest: a copy of the database opens none of it. The row goes when
+    its window ends (the next token request after `expires`, or `purge_expired`).
+    """
+
+    rotated = models.OneToOneField("oauth.RefreshToken", on_delete=models.CASCADE, related_name="+")
+    successor = models.ForeignKey("oauth.RefreshToken", on_delete=models.CASCADE, related_name="+")
+    salt = models.BinaryField()
+    nonce = models.BinaryField()
+    sealed_answer = models.BinaryField()
+    created = models.DateTimeField()
+    expires = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"RefreshRotation #{self.pk}"
+
+
 class IDToken(AbstractIDToken):
     class Meta(AbstractIDToken.Meta):
         swappable = "OAUTH2_PROVIDER_ID_TOKEN_MODEL"

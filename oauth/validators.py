@@ -10,7 +10,9 @@ docs/development/decisions.md#authorization-server):
   member of the bound organization (`invalid_grant`);
 - refuse a `resource` other than the operator endpoint (`invalid_target`,
   RFC 8707); tokens always carry the operator endpoint as audience anyway;
-- revoke what a replayed authorization code issued (OAuth 2.1 §4.1.3).
+- revoke what a replayed authorization code issued (OAuth 2.1 §4.1.3);
+- answer a rotated refresh token presented again within the grace window with
+  the rotation's answer, and judge every other reuse (`oauth.refresh_grace`).
 
 Errors answer through oauthlib (False, or one of its error types); DOT renders them.
 """
@@ -26,7 +28,7 @@ from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749 import errors
 
-from oauth import services
+from oauth import refresh_grace, services
 from oauth.selectors import holds_operator_role
 from operator_core.conf import operator_settings
 
@@ -130,12 +132,22 @@ class OperatorOAuth2Validator(OAuth2Validator):
     # --- token endpoint: refresh -----------------------------------------------------
 
     def validate_refresh_token(self, refresh_token: str, client: Any, request: Any, *args: Any, **kwargs: Any) -> bool:
-        """DOT's checks (rotation, reuse → family revoked), then our lifetime and the role re-check.
+        """DOT's checks on a live token, the grace window's on a rotated one, then our lifetime and role re-check.
 
-        docs/authentication.md#refresh-tokens says what a client sees.
+        The presented token stays locked until the request commits, so concurrent
+        refreshes with one token rotate it once (`oauth.refresh_grace`). A replay
+        within the window runs every rule below too. docs/authentication.md#refresh-tokens
+        says what a client sees.
         """
         require_operator_resource(_body_resources(request), request)
-        if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
+        presented = refresh_grace.lock_presented_refresh_token(refresh_token)
+        if presented is not None and presented.revoked is not None:
+            # A rotated or revoked token: the grace window decides, not DOT (oauth.refresh_grace).
+            if not refresh_grace.admit_rotated_refresh_token(
+                presented, refresh_token=refresh_token, client=client, request=request
+            ):
+                return False
+        elif not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
             return False
         refresh_token_row = request.refresh_token_instance
         # 30 days from issue (docs/limits.md#token-lifetimes). DOT alone would
@@ -151,7 +163,22 @@ class OperatorOAuth2Validator(OAuth2Validator):
         request.organization_id = str(organization_id)
         return True
 
+    def refresh_id_token(self, request: Any) -> bool:
+        # A replay answers the rotation's own ID token, if it had one: mint none.
+        return not refresh_grace.is_replay(request)
+
     # --- token storage ---------------------------------------------------------------
+
+    def _save_bearer_token(self, token: dict[str, Any], request: Any, *args: Any, **kwargs: Any) -> None:
+        """DOT's storage and rotation; a replay within the grace window stores nothing and answers as before."""
+        if refresh_grace.is_replay(request):
+            self._check_and_set_request_resource(request)
+            refresh_grace.answer_replay(token, request)
+            return
+        # DOT forgets the presented token once it has rotated it.
+        presented = getattr(request, "refresh_token_instance", None) if request.grant_type == "refresh_token" else None
+        super()._save_bearer_token(token, request, *args, **kwargs)
+        refresh_grace.remember_rotation(token, request, rotated=presented)
 
     def _create_access_token(self, expires: Any, request: Any, token: dict[str, Any], source_refresh_token: Any = None):
         id_token = token.get("id_token")

@@ -25,6 +25,8 @@ LOGGING = {
         # Two lines per email attempt at INFO; agent_auth.outbox logs what went wrong itself.
         "django_tasks": {"level": "WARNING"},
         "operator.requests": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
+        # Security events (docs/operations.md, "Logs"): kept whatever LOG_LEVEL says.
+        "operator.audit": {"level": "INFO"},
         # At DEBUG both print codes, tokens and redirect URLs carrying codes: never below INFO,
         # whatever LOG_LEVEL says.
         "oauthlib": {"level": _NEVER_DEBUG},

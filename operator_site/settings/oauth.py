@@ -28,6 +28,8 @@ OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    # REFRESH_TOKEN_GRACE_PERIOD_SECONDS stays DOT's 0: DOT refuses it with hashed
+    # storage (check oauth2_provider.E001). Ours is OPERATOR["refresh_token_grace_seconds"].
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,

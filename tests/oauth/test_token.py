@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import jwt
 from django.conf import settings
+from django.test import override_settings
 from django.utils import timezone
 
 from oauth.models import AccessToken, Grant, RefreshToken
@@ -185,6 +186,10 @@ class CodeExchangeTests(OAuthTestCase):
         self.assertFalse(AccessToken.objects.exists())
 
 
+# Strict single use, as before the grace window (docs/authentication.md#refresh-tokens):
+# these tests hold unchanged with the window at 0; tests/oauth/test_refresh_grace.py
+# covers the window itself.
+@override_settings(OPERATOR={**settings.OPERATOR, "refresh_token_grace_seconds": 0})
 class RefreshTests(OAuthTestCase):
     def setUp(self) -> None:
         super().setUp()

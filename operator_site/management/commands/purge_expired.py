@@ -9,23 +9,26 @@ from oauth2_provider.models import clear_expired
 from agent_auth.idempotency import purge_expired_records
 from agent_auth.outbox import purge_finished_attempts
 from agent_auth.services import purge_expired_claims
+from oauth.refresh_grace import purge_expired_rotations
 from oauth.services import purge_redeemed_codes
 
 
 class Command(BaseCommand):
     help = (
-        "Delete expired OAuth tokens and grants, exchanged-code records, headless claims and "
-        "Idempotency-Key records and finished email attempts. Safe to run at any time; run it daily."
+        "Delete expired OAuth tokens and grants, exchanged-code records, refresh answers kept past "
+        "their grace window, headless claims, Idempotency-Key records and finished email attempts. "
+        "Safe to run at any time; run it daily."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
         now = timezone.now()
         clear_expired()  # DOT: expired access and refresh tokens, grants and ID tokens
         codes = purge_redeemed_codes(now=now)
+        rotations = purge_expired_rotations(now=now)
         claims = purge_expired_claims(now=now)
         records = purge_expired_records(now=now)
         attempts = purge_finished_attempts(now=now)
         self.stdout.write(
-            f"Purged expired tokens and grants, {codes} exchanged codes, {claims} claims, "
-            f"{records} idempotency records, {attempts} email attempts."
+            f"Purged expired tokens and grants, {codes} exchanged codes, {rotations} refresh answers, "
+            f"{claims} claims, {records} idempotency records, {attempts} email attempts."
         )
