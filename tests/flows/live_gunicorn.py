@@ -24,14 +24,10 @@ from urllib.parse import quote
 from django.conf import settings
 from django.db import connection
 
+from tests.live_servers import free_port
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 START_TIMEOUT_SECONDS = 60
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def database_url_of_this_run() -> str:

@@ -16,21 +16,18 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import httpx
 from django.test import SimpleTestCase
 
 from operator_core.errors import ErrorCode
 from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
-from tests.e2e.browser_flow import post_forms_until_redirect
+from tests.flows.live_oauth import LiveOAuthClient, Person
 from tests.live_servers import database_url_for, free_port, manage, redis_url_for, start_gunicorn
-from tests.mcp_requests import CLIENT_META
-from tests.oauth.support import pkce_pair
+from tests.mcp_requests import envelope, routing_headers
 
 CALLS_PER_MINUTE = 4
 PASSWORD = "two-servers-password"
-REDIRECT_URI = "http://127.0.0.1:8765/callback"
 SEED = f"""
 import django
 django.setup()
@@ -41,6 +38,7 @@ organization = create_organization(slug="acme", name="Acme")
 user = get_user_model().objects.create_user(username="bob@acme.test", email="bob@acme.test", password="{PASSWORD}")
 add_membership(user=user, organization=organization, role=Role.MEMBER)
 create_module(organization=organization, title="Forklift safety", sections=[("Intro", "Welcome.")])
+print(organization.pk)
 """
 
 
@@ -76,62 +74,23 @@ class TwoServersTests(SimpleTestCase):
             var_dir.mkdir()
             cls.environments[name] = {**shared, "OPERATOR_VAR_DIR": str(var_dir)}
         manage("migrate", "--noinput", environment=cls.environments["a"])
-        manage("shell", "-c", SEED, environment=cls.environments["a"])
+        seeded = manage("shell", "-c", SEED, environment=cls.environments["a"])
+        cls.organization_id = seeded.stdout.strip().splitlines()[-1]
         cls.urls = {"a": cls.base_url, "b": f"http://127.0.0.1:{port_b}"}
         for name, port in (("a", port_a), ("b", port_b)):
             start_gunicorn(cls, environment=cls.environments[name], port=port, log=workdir / f"gunicorn-{name}.log")
         cls.var_dirs = [workdir / "var-a", workdir / "var-b"]
 
     def sign_in_at_a(self) -> dict[str, Any]:
-        """Register, sign in, consent and exchange the code, all at server A; the token response."""
-        with httpx.Client(base_url=self.urls["a"], timeout=30) as client:
-            registered = client.post(
-                "/api/auth/oauth2/register",
-                json={
-                    "client_name": "Two servers",
-                    "redirect_uris": [REDIRECT_URI],
-                    "token_endpoint_auth_method": "none",
-                },
-            )
-            self.assertEqual(registered.status_code, 201, registered.text)
-            client_id = registered.json()["client_id"]
-            verifier, challenge = pkce_pair()
-            query = urlencode(
-                {
-                    "response_type": "code",
-                    "client_id": client_id,
-                    "redirect_uri": REDIRECT_URI,
-                    "code_challenge": challenge,
-                    "code_challenge_method": "S256",
-                    "state": "s",
-                    "scope": "mcp:operator.read offline_access",
-                }
-            )
-            answer = post_forms_until_redirect(
-                client,
-                f"{self.urls['a']}/api/auth/oauth2/authorize?{query}",
-                redirect_uri=REDIRECT_URI,
-                email="bob@acme.test",
-                password=PASSWORD,
-            )
-            exchanged = client.post(
-                "/api/auth/oauth2/token",
-                data={
-                    "grant_type": "authorization_code",
-                    "code": answer["code"],
-                    "redirect_uri": REDIRECT_URI,
-                    "client_id": client_id,
-                    "code_verifier": verifier,
-                },
-            )
-        self.assertEqual(exchanged.status_code, 200, exchanged.text)
-        return {**exchanged.json(), "client_id": client_id}
+        """Register, sign in, consent and exchange the code, all at server A; the token answer and client id."""
+        server_a = LiveOAuthClient(self.urls["a"])
+        client_id = server_a.register()
+        person = Person(email="bob@acme.test", password=PASSWORD, organization_id=self.organization_id)
+        return {**server_a.connect(client_id, person), "client_id": client_id}
 
     def call(self, server: str, token: str, method: str = "tools/list", **params: Any) -> httpx.Response:
-        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": CLIENT_META}}
-        headers = {"Authorization": f"Bearer {token}", "Mcp-Method": method, "MCP-Protocol-Version": "2026-07-28"}
-        if "name" in params:
-            headers["Mcp-Name"] = params["name"]
+        message = envelope(method, params)
+        headers = {**routing_headers(message), "Authorization": f"Bearer {token}"}
         return httpx.post(f"{self.urls[server]}/api/mcp/operator", json=message, headers=headers, timeout=30)
 
     def test_a_token_minted_at_one_server_works_at_the_other(self) -> None:
