@@ -1,13 +1,38 @@
-"""Seeded generators of hostile JSON for robustness tests.
+"""Seeded generators of hostile JSON for robustness tests, and the check that nothing was logged.
 
 Values of every JSON type, out-of-range numbers, huge and odd strings, nesting:
 what a buggy or malicious client may send. A fixed seed makes every run send
-the same requests, so a failure is reproducible.
+the same requests, so a failure is reproducible. The fixed lists below are sent
+to every field of every JSON endpoint: lone UTF-16 surrogates, NUL and other
+control characters, floats where integers are expected, values of every other
+type where a string is expected, and bodies nested 100,000 levels deep.
+
+`assert_no_traceback_logged` holds each of those runs to its promise: a
+documented 4xx answer, never a logged traceback.
 """
 
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
 import random
 import string
+import unittest
+from collections.abc import Iterator
 from typing import Any
+
+# As a JSON body carries them: \u escapes pairing with nothing (json.dumps escapes them so).
+LONE_SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff", "a\ud800b", "\udc00\ud800"]
+# NUL, other C0 controls, DEL and C1 controls, alone and inside text.
+CONTROL_STRINGS = ["\x00", "a\x00b", "\x01", "\x08", "\x1b[31m", "\x1f", "\x7f", "\x85", "\x9f", "a\nb", "\r\n", "\t"]
+# Every JSON type but string.
+NON_STRINGS: list[Any] = [None, True, 0, -1, 1.5, 2**70, [], ["a"], {}, {"a": 1}]
+# Floats JSON Schema 2020-12 counts as integers, then floats it does not.
+INTEGRAL_FLOATS = [1.0, 2.0, 1e1]
+FRACTIONAL_FLOATS = [0.5, 2.5, -1.5, 1e308]
+DEEP_LEVELS = 100_000
+DEEP_PLACEHOLDER = "__deeply_nested__"
 
 _ODD_STRINGS = [
     "",
@@ -47,3 +72,39 @@ def hostile_value(rng: random.Random, *, depth: int = 0) -> Any:
 def hostile_object(rng: random.Random, *, keys: list[str]) -> dict[str, Any]:
     """An object using the names the endpoint expects, with values of any shape."""
     return {rng.choice(keys): hostile_value(rng, depth=1) for _ in range(rng.randrange(1, len(keys) + 1))}
+
+
+def deeply_nested(levels: int = DEEP_LEVELS, *, kind: str = "array") -> str:
+    """JSON text nested `levels` deep (arrays or objects), built as text: no encoder could recurse that far."""
+    if kind == "array":
+        return "[" * levels + "0" + "]" * levels
+    return '{"a":' * levels + "0" + "}" * levels
+
+
+def json_with_deep_value(template: Any, *, levels: int = DEEP_LEVELS, kind: str = "array") -> str:
+    """`template` as JSON text, with every `DEEP_PLACEHOLDER` string replaced by a value nested `levels` deep."""
+    return json.dumps(template).replace(json.dumps(DEEP_PLACEHOLDER), deeply_nested(levels, kind=kind))
+
+
+class _TracebackCatcher(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.NOTSET)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info or record.levelno >= logging.ERROR:
+            self.records.append(record)
+
+
+@contextlib.contextmanager
+def assert_no_traceback_logged(test: unittest.TestCase) -> Iterator[None]:
+    """Fail `test` if anything inside the block logged a traceback or an error (every logger propagates to root)."""
+    catcher = _TracebackCatcher()
+    root = logging.getLogger()
+    root.addHandler(catcher)
+    try:
+        yield
+    finally:
+        root.removeHandler(catcher)
+    logged = [f"{record.name}: {record.getMessage()}" for record in catcher.records]
+    test.assertEqual(logged, [], "a hostile request wrote a traceback or an error to the log")

@@ -8,7 +8,9 @@ of checks is the one docs/transport.md promises clients:
 1. HTTP: anything but POST is 405; `Content-Type: application/json` (415); at
    most the configured number of bytes (413), judged on `Content-Length`
    before the body is read.
-2. Body: valid JSON (400 -32700), one JSON-RPC request object, no batch (400 -32600).
+2. Body: JSON as `operator_core.json_bodies` reads it (UTF-8, nested at most 64
+   levels, no lone surrogate; otherwise 400 -32700), one JSON-RPC request
+   object, no batch (400 -32600).
 3. Protocol revision in `params._meta["io.modelcontextprotocol/protocolVersion"]`:
    missing `_meta`, a missing or unserved revision, or `initialize` -> 400
    -32022 with `data.supported` (MCP 2026-07-28, "Versioning").
@@ -21,12 +23,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from operator_core.json_bodies import MalformedJson, parse_json_body
 from operator_core.mcp.jsonrpc import (
     JSON_CONTENT_TYPE,
     JSONRPC_HEADER_MISMATCH,
@@ -182,9 +184,9 @@ def _reject(code: int, message: str, *, http_status: int, headers: dict[str, str
 def _parse_message(body: bytes) -> dict[str, Any]:
     """The one JSON-RPC request object the body holds."""
     try:
-        message = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise JsonRpcError(JSONRPC_PARSE_ERROR, "Parse error: the body is not valid JSON") from None
+        message = parse_json_body(body)
+    except MalformedJson as malformed:
+        raise JsonRpcError(JSONRPC_PARSE_ERROR, f"Parse error: {malformed}") from None
     if isinstance(message, list):
         raise JsonRpcError(JSONRPC_INVALID_REQUEST, "Batch requests are not supported")
     if not isinstance(message, dict):

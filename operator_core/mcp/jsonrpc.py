@@ -108,8 +108,21 @@ def caught_error(error: OperatorError, *, request_id: Any = None) -> JsonRpcErro
 
 
 def json_response(payload: dict[str, Any], *, status: int) -> HttpResponse:
-    """A JSON body as the MCP endpoints send it (UTF-8, not ASCII-escaped)."""
-    return HttpResponse(json.dumps(payload, ensure_ascii=False), status=status, content_type=JSON_CONTENT_TYPE)
+    """A JSON body as the MCP endpoints send it: UTF-8, not ASCII-escaped, and always encodable.
+
+    A string holding a lone UTF-16 surrogate has no UTF-8 form; such a body is
+    sent ASCII-escaped instead (`\\ud800`, still valid JSON), so that rendering
+    an answer, an error answer included, can never fail.
+    """
+    return HttpResponse(_utf8_json(payload), status=status, content_type=JSON_CONTENT_TYPE)
+
+
+def _utf8_json(payload: Any) -> bytes:
+    """`payload` as UTF-8 JSON bytes; never raises for a string's content."""
+    try:
+        return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload).encode("ascii")
 
 
 def encode_result(result: dict[str, Any]) -> str:

@@ -21,11 +21,13 @@ PRIVATE_PATH = "/api/mcp/fake-private"
 FAKE_TOKEN = "fake-token"
 FAKE_PRINCIPAL = "fake-principal"
 RESOURCE_URI = "mcp://fake.json"
+UNPAIRED_TEXT = "half of \ud83d"
 SERVER_INFO = ServerInfo(name="fake-server", title="Fake Server", version="9.9.9", instructions="Use echo.")
 
 
 class FakeTools:
-    """Two tools: `echo` returns its arguments; `explode` fails unexpectedly."""
+    """`echo` returns its arguments; `refuse` raises a service error; `explode` fails unexpectedly;
+    `unpaired` returns text holding a lone surrogate, as data read from elsewhere might."""
 
     def list_tools(self, principal: object) -> list[dict[str, Any]]:
         return [{"name": "echo", "description": "Echo the arguments.", "inputSchema": {"type": "object"}}]
@@ -35,6 +37,8 @@ class FakeTools:
             raise Forbidden("Not allowed here.")
         if name == "explode":
             raise RuntimeError("secret detail that must not leak")
+        if name == "unpaired":
+            return {"content": [{"type": "text", "text": UNPAIRED_TEXT}], "structuredContent": {"text": UNPAIRED_TEXT}}
         if name != "echo":
             raise UnknownTool(name)
         structured = {"arguments": arguments, "principal": principal}
