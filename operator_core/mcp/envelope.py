@@ -14,7 +14,9 @@ of checks is the one docs/transport.md promises clients:
 3. Protocol revision in `params._meta["io.modelcontextprotocol/protocolVersion"]`:
    missing `_meta`, a missing or unserved revision, or `initialize` -> 400
    -32022 with `data.supported` (MCP 2026-07-28, "Versioning").
-4. Headers `Mcp-Method`, `Mcp-Name` (tools/call, resources/read) and, when sent,
+4. Client capabilities in `params._meta["io.modelcontextprotocol/clientCapabilities"]`:
+   missing or not an object -> 400 -32602.
+5. Headers `Mcp-Method`, `Mcp-Name` (tools/call, resources/read) and, when sent,
    `MCP-Protocol-Version`, each possibly `=?base64?...?=` encoded -> 400 -32020
    (MCP 2026-07-28, "Transports").
 """
@@ -32,6 +34,7 @@ from operator_core.json_bodies import MalformedJson, parse_json_body
 from operator_core.mcp.jsonrpc import (
     JSON_CONTENT_TYPE,
     JSONRPC_HEADER_MISMATCH,
+    JSONRPC_INVALID_PARAMS,
     JSONRPC_INVALID_REQUEST,
     JSONRPC_PARSE_ERROR,
     JSONRPC_UNSUPPORTED_PROTOCOL_VERSION,
@@ -52,6 +55,7 @@ _HOST_SECTIONS = {
     "mcp-remote": "mcp-remote",
 }
 DEFAULT_CONNECTING_SECTION = "protocol-revision"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 HEADER_MCP_METHOD = "Mcp-Method"
 HEADER_MCP_NAME = "Mcp-Name"
@@ -139,6 +143,7 @@ def route_message(
         return Rejection(error=error, version=header_version)
     exchange_version = header_version if header_version is not None else version
     try:
+        _require_client_capabilities(params)
         _require_routing_headers(headers, method=message["method"], params=params, version=version)
     except JsonRpcError as error:
         error.request_id = request_id
@@ -245,6 +250,18 @@ def _client_name(params: dict[str, Any]) -> str:
         info = params.get("clientInfo")
     name = info.get("name") if isinstance(info, dict) else None
     return name if isinstance(name, str) else ""
+
+
+def _require_client_capabilities(params: dict[str, Any]) -> None:
+    """`_meta` carries the client's capabilities as an object (`{}` at least), or -32602.
+
+    The MCP 2026-07-28 schema marks them required in every request's `_meta`
+    (`RequestMetaObject`); the server reads none of them, but a request without
+    them is not a 2026-07-28 request.
+    """
+    capabilities = params["_meta"].get(META_CLIENT_CAPABILITIES)
+    if not isinstance(capabilities, dict):
+        raise JsonRpcError(JSONRPC_INVALID_PARAMS, f"params._meta must carry {META_CLIENT_CAPABILITIES} as an object")
 
 
 def _require_routing_headers(headers: Mapping[str, str], *, method: str, params: dict[str, Any], version: str) -> None:

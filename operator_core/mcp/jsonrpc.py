@@ -138,7 +138,9 @@ def result_response(encoded_result: str, *, request_id: Any) -> HttpResponse:
     """
     encoded_id = json.dumps(request_id, ensure_ascii=False)
     body = f'{{"jsonrpc": "{JSONRPC_VERSION}", "id": {encoded_id}, "result": {encoded_result}}}'
-    return HttpResponse(body, status=200, content_type=JSON_CONTENT_TYPE)
+    # A lone surrogate can only stand inside a JSON string, where `\udXXX` is its escape:
+    # the answer stays valid JSON and encoding it can never fail (as in json_response).
+    return HttpResponse(body.encode("utf-8", "backslashreplace"), status=200, content_type=JSON_CONTENT_TYPE)
 
 
 def error_response(error: JsonRpcError) -> HttpResponse:
