@@ -11,7 +11,8 @@ else is logged and answered `internal_error` with no detail.
 
 Order of one call: the admission hook first (so that `forbidden` beats every
 other answer, docs/tools.md "Order of checks"), then argument validation against
-the input schema (top-level `default`s filled in), then the handler.
+the input schema (integers normalised to `int`, top-level `default`s filled
+in), then the handler.
 `open_admission` is the admission of an endpoint without principals (docs).
 docs/development/adding-a-tool.md walks through adding one.
 """
@@ -121,15 +122,16 @@ class ToolRegistry:
         self._admission = admission
         self._validators: dict[str, Draft202012Validator] = {}
         self._defaults: dict[str, dict[str, Any]] = {}
+        self._integers: dict[str, frozenset[str]] = {}
         for tool in tools:
             for schema in (tool.input_schema, tool.output_schema):
                 Draft202012Validator.check_schema(schema)
             self._validators[tool.name] = Draft202012Validator(tool.input_schema)
+            properties = tool.input_schema.get("properties", {})
             self._defaults[tool.name] = {
-                name: spec["default"]
-                for name, spec in tool.input_schema.get("properties", {}).items()
-                if "default" in spec
+                name: spec["default"] for name, spec in properties.items() if "default" in spec
             }
+            self._integers[tool.name] = frozenset(name for name, spec in properties.items() if _admits_integer(spec))
         # Never changes after construction: built once, handed out as is.
         self._listing: list[dict[str, Any]] = [tool.as_listing() for tool in tools]
 
@@ -167,14 +169,26 @@ class ToolRegistry:
         return success_result(structured)
 
     def _validated(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments as handlers may rely on them: schema-valid, integers as `int`, defaults in.
+
+        JSON Schema 2020-12 counts `2.0` as an integer, so the schema admits it;
+        handlers get `2`, never a float that would reach SQL or come back in a result.
+        """
         error = best_match(self._validators[tool.name].iter_errors(arguments))
         if error is not None:
             field_name, message = _describe(error, tool.input_schema)
             raise InvalidArguments(message, field=field_name)
-        defaults = self._defaults[tool.name]
-        if not defaults:
-            return arguments
-        return {**defaults, **arguments}
+        integers = self._integers[tool.name]
+        normalised = {
+            name: int(value) if name in integers and isinstance(value, float) else value
+            for name, value in arguments.items()
+        }
+        return {**self._defaults[tool.name], **normalised}
+
+
+def _admits_integer(spec: dict[str, Any]) -> bool:
+    kind = spec.get("type")
+    return kind == "integer" or (isinstance(kind, list) and "integer" in kind)
 
 
 def _describe(error: ValidationError, schema: dict[str, Any]) -> tuple[str, str]:

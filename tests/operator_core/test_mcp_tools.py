@@ -158,6 +158,18 @@ class CallToolTests(SimpleTestCase):
         self.assertNotIn("SELECT", str(result))
         self.assertIn("RuntimeError", logs.output[0])
 
+    def test_an_integral_float_reaches_the_handler_as_an_int(self) -> None:
+        result = REGISTRY.call_tool(None, "echo", {"word": "hi", "count": 3.0})
+
+        count = result["structuredContent"]["arguments"]["count"]
+        self.assertEqual((count, type(count)), (3, int))
+        self.assertIn('"count":3,', result["content"][0]["text"])
+
+    def test_a_fractional_float_is_invalid_arguments(self) -> None:
+        result = REGISTRY.call_tool(None, "echo", {"word": "hi", "count": 2.5})
+
+        self.assertEqual(result["structuredContent"]["error"]["field"], "count")
+
     def test_the_admission_refuses_before_the_arguments_are_validated(self) -> None:
         registry = ToolRegistry([tool("echo", echo)], admission=refusing_admission)
 

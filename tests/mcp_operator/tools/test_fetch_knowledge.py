@@ -43,6 +43,15 @@ class FetchKnowledgeToolTests(OperatorEndpointTestCase):
         self.assertEqual([chunk["index"] for chunk in result.structured["chunks"]], [3, 4])
         self.assertIsNone(result.structured["nextChunk"])
 
+    def test_start_chunk_written_as_a_float_gives_an_integer_next_chunk(self) -> None:
+        result = self.call_tool(
+            self.member, "fetch_knowledge", sourceId=str(self.source.id), startChunk=1.0, maxChunks=2.0
+        )
+
+        self.assertEqual([chunk["index"] for chunk in result.structured["chunks"]], [1, 2])
+        self.assertIsInstance(result.structured["nextChunk"], int)
+        self.assertIn('"nextChunk":3}', result.text)
+
     def test_start_chunk_past_the_last_chunk_is_invalid_arguments(self) -> None:
         result = self.call_tool(self.member, "fetch_knowledge", sourceId=str(self.source.id), startChunk=5)
 

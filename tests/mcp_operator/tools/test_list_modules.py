@@ -144,6 +144,15 @@ class ListModulesToolTests(OperatorEndpointTestCase):
 
         self.assertEqual([m["id"] for m in result.structured["modules"]], [str(m.id) for m in modules[2::-1]])
 
+    def test_limit_written_as_a_float_is_an_integer(self) -> None:
+        for number in range(3):
+            make_module(organization=self.organization, title=f"Module {number}")
+
+        result = self.call_tool(self.member, "list_modules", limit=2.0)
+
+        self.assertIsNone(result.error)
+        self.assertEqual(len(result.structured["modules"]), 2)
+
     def test_limit_above_100_is_invalid_arguments(self) -> None:
         result = self.call_tool(self.member, "list_modules", limit=101)
 

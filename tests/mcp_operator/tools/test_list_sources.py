@@ -115,6 +115,15 @@ class ListSourcesToolTests(OperatorEndpointTestCase):
         self.assertEqual(result.error_code, ErrorCode.INVALID_ARGUMENTS)
         self.assertEqual(result.error["field"], "kind")
 
+    def test_limit_written_as_a_float_is_an_integer(self) -> None:
+        for minutes in range(3):
+            self._source(minutes=minutes)
+
+        result = self.call_tool(self.member, "list_sources", limit=2.0)
+
+        self.assertIsNone(result.error)
+        self.assertEqual(len(result.structured["sources"]), 2)
+
     def test_limit_of_a_string_is_invalid_arguments(self) -> None:
         result = self.call_tool(self.member, "list_sources", limit="10")
 
