@@ -11,8 +11,8 @@ else is logged and answered `internal_error` with no detail.
 
 Order of one call: the admission hook first (so that `forbidden` beats every
 other answer, docs/tools.md "Order of checks"), then argument validation against
-the input schema (integers normalised to `int`, top-level `default`s filled
-in), then the handler.
+the input schema (no NUL in any string, integers normalised to `int`, top-level
+`default`s filled in), then the handler.
 `open_admission` is the admission of an endpoint without principals (docs).
 docs/development/adding-a-tool.md walks through adding one.
 """
@@ -169,15 +169,21 @@ class ToolRegistry:
         return success_result(structured)
 
     def _validated(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The arguments as handlers may rely on them: schema-valid, integers as `int`, defaults in.
+        """The arguments as handlers may rely on them: schema-valid, free of NUL, integers as `int`, defaults in.
 
-        JSON Schema 2020-12 counts `2.0` as an integer, so the schema admits it;
-        handlers get `2`, never a float that would reach SQL or come back in a result.
+        - NUL: PostgreSQL cannot hold it in text, SQLite can; refusing it here
+          gives both databases the same answer, `invalid_arguments`.
+        - Integers: JSON Schema 2020-12 counts `2.0` as an integer, so the
+          schema admits it; handlers get `2`, never a float that would reach SQL
+          or come back in a result.
         """
         error = best_match(self._validators[tool.name].iter_errors(arguments))
         if error is not None:
             field_name, message = _describe(error, tool.input_schema)
             raise InvalidArguments(message, field=field_name)
+        for name, value in arguments.items():
+            if _holds_nul(value):
+                raise InvalidArguments(f"{name} must not contain the NUL character", field=name)
         integers = self._integers[tool.name]
         normalised = {
             name: int(value) if name in integers and isinstance(value, float) else value
@@ -189,6 +195,17 @@ class ToolRegistry:
 def _admits_integer(spec: dict[str, Any]) -> bool:
     kind = spec.get("type")
     return kind == "integer" or (isinstance(kind, list) and "integer" in kind)
+
+
+def _holds_nul(value: Any) -> bool:
+    # Arguments passed the schema: strings, or arrays of them, at most a level or two deep.
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    return False
 
 
 def _describe(error: ValidationError, schema: dict[str, Any]) -> tuple[str, str]:

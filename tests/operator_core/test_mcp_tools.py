@@ -170,6 +170,24 @@ class CallToolTests(SimpleTestCase):
 
         self.assertEqual(result["structuredContent"]["error"]["field"], "count")
 
+    def test_nul_in_a_string_argument_is_invalid_arguments_naming_it(self) -> None:
+        result = REGISTRY.call_tool(None, "echo", {"word": "a\x00b"})
+
+        self.assertEqual(
+            result["structuredContent"]["error"],
+            {"code": "invalid_arguments", "message": "word must not contain the NUL character", "field": "word"},
+        )
+
+    def test_nul_in_an_array_item_is_invalid_arguments_naming_the_array(self) -> None:
+        result = REGISTRY.call_tool(None, "echo", {"word": "hi", "ids": ["ok", "\x00"]})
+
+        self.assertEqual(result["structuredContent"]["error"]["field"], "ids")
+
+    def test_other_control_characters_are_ordinary_text(self) -> None:
+        result = REGISTRY.call_tool(None, "echo", {"word": "a\x1bb"})
+
+        self.assertEqual(result["structuredContent"]["arguments"]["word"], "a\x1bb")
+
     def test_the_admission_refuses_before_the_arguments_are_validated(self) -> None:
         registry = ToolRegistry([tool("echo", echo)], admission=refusing_admission)
 

@@ -153,6 +153,12 @@ class ListModulesToolTests(OperatorEndpointTestCase):
         self.assertIsNone(result.error)
         self.assertEqual(len(result.structured["modules"]), 2)
 
+    def test_nul_in_the_query_is_invalid_arguments(self) -> None:
+        result = self.call_tool(self.member, "list_modules", query="safety\x00")
+
+        self.assertEqual(result.error_code, ErrorCode.INVALID_ARGUMENTS)
+        self.assertEqual(result.error["field"], "query")
+
     def test_limit_above_100_is_invalid_arguments(self) -> None:
         result = self.call_tool(self.member, "list_modules", limit=101)
 

@@ -124,6 +124,12 @@ class ListSourcesToolTests(OperatorEndpointTestCase):
         self.assertIsNone(result.error)
         self.assertEqual(len(result.structured["sources"]), 2)
 
+    def test_nul_in_the_query_is_invalid_arguments(self) -> None:
+        result = self.call_tool(self.member, "list_sources", query="\x00")
+
+        self.assertEqual(result.error_code, ErrorCode.INVALID_ARGUMENTS)
+        self.assertEqual(result.error["field"], "query")
+
     def test_limit_of_a_string_is_invalid_arguments(self) -> None:
         result = self.call_tool(self.member, "list_sources", limit="10")
 
