@@ -5,7 +5,7 @@ port, RFC 8252 §7.3); private-use URI schemes (RFC 8252 §7.1), such as Cursor'
 `cursor://anysphere.cursor-mcp/oauth/callback`. Nothing else: no plain `http`
 to a named host, no fragments, no credentials in the authority, and no scheme a
 browser or the OS would run or render itself (`javascript:`, `data:`, `file:`
-and friends).
+and friends), and no whitespace or control characters.
 
 Private-use schemes need neither `application_type: native` nor a reverse
 domain name: the clients that use them send neither (Cursor registers
@@ -14,6 +14,7 @@ PKCE S256, required for every client, which makes a code intercepted by
 another app that claimed the scheme useless (RFC 8252 §8.1).
 """
 
+import unicodedata
 from urllib.parse import urlsplit
 
 APPLICATION_TYPE_WEB = "web"
@@ -36,6 +37,10 @@ def is_loopback_host(host: str | None) -> bool:
 
 def check_redirect_uri(uri: str) -> None:
     """Raise RedirectUriRejected unless `uri` may be registered as a redirect URI."""
+    # RFC 3986 §2 has no place for either; DOT also stores the URIs space-separated,
+    # so a space would turn one registered URI into two.
+    if any(char.isspace() or unicodedata.category(char) == "Cc" for char in uri):
+        raise RedirectUriRejected(f"{uri!r} contains whitespace or a control character")
     try:
         parts = urlsplit(uri)
     except ValueError:

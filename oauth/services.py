@@ -9,6 +9,7 @@
 
 import hashlib
 import json
+import re
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -105,7 +106,58 @@ class ClientMetadataError(Exception):
         self.description = description
 
 
+# RFC 7591 §2 (and OpenID Connect Dynamic Client Registration for application_type):
+# the type of each member we know. Others are ignored, but must still be clean text.
+_STRING_MEMBERS = (
+    "client_name",
+    "client_uri",
+    "logo_uri",
+    "tos_uri",
+    "policy_uri",
+    "jwks_uri",
+    "scope",
+    "software_id",
+    "software_version",
+    "software_statement",
+    "token_endpoint_auth_method",
+    "application_type",
+)
+_STRING_ARRAY_MEMBERS = ("redirect_uris", "grant_types", "response_types", "contacts")
+_OBJECT_MEMBERS = ("jwks",)
+# C0, DEL and C1: never part of a name shown on the consent page, a URI or a scope.
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _require_member_types(data: dict[str, Any]) -> None:
+    """Each known member has its RFC 7591 type: a name is a string, never `{"a": 1}` shown as its repr."""
+    for name in _STRING_MEMBERS:
+        if name in data and not isinstance(data[name], str):
+            raise ClientMetadataError("invalid_client_metadata", f"{name} must be a string")
+    for name in _STRING_ARRAY_MEMBERS:
+        if name in data and not (isinstance(data[name], list) and all(isinstance(item, str) for item in data[name])):
+            error = "invalid_redirect_uri" if name == "redirect_uris" else "invalid_client_metadata"
+            raise ClientMetadataError(error, f"{name} must be an array of strings")
+    for name in _OBJECT_MEMBERS:
+        if name in data and not isinstance(data[name], dict):
+            raise ClientMetadataError("invalid_client_metadata", f"{name} must be an object")
+
+
+def _require_no_control_characters(data: dict[str, Any]) -> None:
+    """No control character in any member name or string value, however deep (stored, displayed, logged)."""
+    pending: list[Any] = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str) and _CONTROL_CHARACTER.search(value):
+            raise ClientMetadataError("invalid_client_metadata", "client metadata must not contain control characters")
+
+
 def _check_client_metadata(data: dict[str, Any]) -> str:
+    _require_member_types(data)
     application_type = data.get("application_type", APPLICATION_TYPE_WEB)
     if not isinstance(application_type, str) or application_type not in APPLICATION_TYPES:
         raise ClientMetadataError("invalid_client_metadata", "application_type must be 'web' or 'native'")
@@ -131,6 +183,7 @@ def _check_client_metadata(data: dict[str, Any]) -> str:
             check_redirect_uri(uri)
         except RedirectUriRejected as rejected:
             raise ClientMetadataError("invalid_redirect_uri", str(rejected)) from None
+    _require_no_control_characters(data)
     return application_type
 
 
@@ -142,6 +195,8 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
     supported method makes a confidential client whose secret appears only in
     this response (it is stored hashed). Raises ClientMetadataError.
     """
+    # A null member counts as absent: RFC 7591 §2 makes every member optional.
+    data = {name: value for name, value in data.items() if value is not None}
     application_type = _check_client_metadata(data)
     app_kwargs, error = _build_application_kwargs(data)
     if error:

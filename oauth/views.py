@@ -30,7 +30,7 @@ from oauth2_provider.views import (
     OAuthProtectedResourceMetadataView,
     OAuthServerMetadataView,
 )
-from oauth2_provider.views.dynamic_client_registration import _error_response, _parse_metadata
+from oauth2_provider.views.dynamic_client_registration import _error_response
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
 from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
@@ -43,6 +43,7 @@ from oauth.validators import require_operator_resource
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RetryLater
+from operator_core.json_bodies import MalformedJson, parse_json_body
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.errors import NoEligibleOrganization
 from organizations.selectors import require_eligible_organization
@@ -331,9 +332,12 @@ class RegisterView(DynamicClientRegistrationView):
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        data, error = _parse_metadata(request.body)
-        if error:
-            return error
+        try:
+            data = parse_json_body(request.body)
+        except MalformedJson as malformed:
+            return _error_response("invalid_client_metadata", f"Request body refused: {malformed}")
+        if not isinstance(data, dict):
+            return _error_response("invalid_client_metadata", "Request body must be a JSON object")
         try:
             registered = register_client(data)
         except ClientMetadataError as rejected:

@@ -7,7 +7,13 @@ from django.contrib.auth.hashers import check_password
 from django.test import TestCase
 
 from oauth.models import Application
-from tests.hostile import hostile_object, hostile_value
+from tests.hostile import (
+    DEEP_PLACEHOLDER,
+    assert_no_traceback_logged,
+    hostile_object,
+    hostile_value,
+    json_with_deep_value,
+)
 from tests.oauth.client_registrations import CLIENT_REGISTRATIONS, HOSTILE_REDIRECT_URIS
 
 REGISTER = "/api/auth/oauth2/register"
@@ -116,6 +122,53 @@ class RegistrationTests(TestCase):
         response = self.register(token_endpoint_auth_method="private_key_jwt")
 
         self.assertRefused(response, "invalid_client_metadata")
+
+    def test_body_nested_100000_levels_deep_is_refused(self) -> None:
+        body = json_with_deep_value({"client_name": "Agent", "redirect_uris": [DEEP_PLACEHOLDER]})
+
+        with assert_no_traceback_logged(self):
+            response = self.client.post(REGISTER, data=body, content_type="application/json")
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_lone_surrogate_in_the_client_name_is_refused(self) -> None:
+        with assert_no_traceback_logged(self):
+            response = self.register(client_name="Agent \ud800")
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_nul_in_the_client_name_is_refused(self) -> None:
+        response = self.register(client_name="Agent\x00")
+
+        self.assertRefused(response, "invalid_client_metadata")
+
+    def test_control_character_anywhere_in_the_metadata_is_refused(self) -> None:
+        for metadata in ({"client_name": "\x1b[31mAgent"}, {"scope": "mcp:operator.read\n"}, {"x-note": ["\x7f"]}):
+            with self.subTest(metadata=metadata):
+                self.assertRefused(self.register(**metadata), "invalid_client_metadata")
+
+    def test_client_name_that_is_not_a_string_is_refused(self) -> None:
+        for name in ({"a": 1}, 123, ["a", "b"], True):
+            with self.subTest(client_name=name):
+                self.assertRefused(self.register(client_name=name), "invalid_client_metadata")
+
+    def test_null_client_name_counts_as_absent(self) -> None:
+        response = self.register(client_name=None)
+
+        self.assertEqual(response.status_code, 201, response.content)
+        self.assertEqual(Application.objects.get().name, "")
+
+    def test_control_character_or_whitespace_in_a_redirect_uri_is_refused(self) -> None:
+        for uri in (
+            "https://agent.example/cb\x00",
+            "https://agent.example/c\x01b",
+            "https://agent.example/cb\n",
+            "https://agent.example/\x7fcb",
+            "https://agent.example/cb\x85",
+            "http://127.0.0.1/cb javascript:alert(1)",
+        ):
+            with self.subTest(uri=uri):
+                self.assertRefused(self.register(redirect_uris=[uri]), "invalid_redirect_uri")
 
     def test_hostile_metadata_is_refused_with_rfc7591_errors(self) -> None:
         rng = random.Random(20261121)

@@ -83,7 +83,7 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
         self.assertEqual(result.error["field"], "query")
 
     def test_nul_in_the_query_is_invalid_arguments(self) -> None:
-        make_processed_source(organization=self.organization, text="Helmets on site.")
+        make_source(organization=self.organization, text="Helmets on site.")
 
         result = self.call_tool(self.member, "search_knowledge", query="helmets\x00")
 
