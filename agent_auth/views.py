@@ -7,7 +7,6 @@ request's email, code or token. No cookies are read, so the endpoints are
 csrf-exempt.
 """
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from agent_auth.serializers import CompleteClaimSerializer, StartClaimSerializer
 from agent_auth.services import complete_claim, start_claim
 from operator_core.conf import operator_settings
 from operator_core.errors import InvalidArguments, OperatorError, as_json_response
+from operator_core.json_bodies import MalformedJson, parse_json_body
 from operator_core.outages import error_for_failure
 from operator_core.rate_limits import OnOutage, require_within_ip_limit
 from organizations.payloads import organization_summary
@@ -114,9 +114,9 @@ def _json_body(request: HttpRequest) -> dict[str, Any]:
     if len(raw) > MAX_BODY_BYTES:
         raise InvalidArguments("The body is too large.", field="body")
     try:
-        body = json.loads(raw or b"null")
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidArguments("The body must be a JSON object.", field="body") from None
+        body = parse_json_body(raw)
+    except MalformedJson as malformed:
+        raise InvalidArguments(f"The body must be a JSON object: {malformed}.", field="body") from None
     if not isinstance(body, dict):
         raise InvalidArguments("The body must be a JSON object.", field="body")
     return body
