@@ -60,6 +60,19 @@ def _body_resources(request: Any) -> list[str]:
 
 
 class OperatorOAuth2Validator(OAuth2Validator):
+    # --- clients -------------------------------------------------------------------
+
+    def _load_application(self, client_id: str, request: Any) -> Any:
+        """DOT's client lookup, except that a client id holding NUL names no client, on either database.
+
+        DOT catches the ValueError psycopg2 raised for NUL; psycopg 3 raises
+        DataError instead, which made such an id a 500 at the token and
+        revocation endpoints on PostgreSQL, and `invalid_client` on SQLite.
+        """
+        if isinstance(client_id, str) and "\x00" in client_id:
+            return None
+        return super()._load_application(client_id, request)
+
     # --- authorization endpoint ---------------------------------------------------
 
     def _create_authorization_code(self, request: Any, code: dict[str, str], expires: Any = None) -> Any:
