@@ -42,7 +42,9 @@ from tests.faults.servers import PrivatePostgres, PrivateRedis, describe, kill_w
 from tests.live_servers import BASE_DIR, free_port, manage, start_gunicorn
 from tests.mcp_requests import CLIENT_META
 
-LEASE_SECONDS = 4
+# Longer than a replacement worker takes to boot on a loaded machine, so the dead worker's
+# leases are still seen holding the slots when traffic resumes.
+LEASE_SECONDS = 12
 SLOTS = 4
 BURST_TOOLS = ("list_modules", "list_sources")
 PASSWORD = "faults-password"
