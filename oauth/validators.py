@@ -10,6 +10,10 @@ docs/development/decisions.md#authorization-server):
   member of the bound organization (`invalid_grant`);
 - refuse a `resource` other than the operator endpoint (`invalid_target`,
   RFC 8707); tokens always carry the operator endpoint as audience anyway;
+- store this origin's operator endpoint as the `resource` of every grant,
+  access token and refresh token, and redeem at the token endpoint only the
+  codes and refresh tokens stored with it (`invalid_grant`): origins sharing a
+  database never redeem each other's (RFC 8707 §2);
 - revoke what a replayed authorization code issued (OAuth 2.1 §4.1.3);
 - answer a rotated refresh token presented again within the grace window with
   the rotation's answer, and judge every other reuse (`oauth.refresh_grace`).
@@ -59,6 +63,28 @@ def _body_resources(request: Any) -> list[str]:
     return [value for key, value in (getattr(request, "decoded_body", None) or []) if key == "resource"]
 
 
+def this_origin_resources() -> list[str]:
+    """The `resource` stored on every grant and token issued here: this origin's operator endpoint.
+
+    RFC 8707 binds a grant to the resources it was issued for. Origins that
+    share one database (docs/operations.md) tell their grants and tokens apart
+    by this value, so the token endpoint of one never redeems what another issued.
+    """
+    return [operator_settings().operator_endpoint_url]
+
+
+def _issued_here(stored_resources: list[str] | None) -> bool:
+    # A row stored before resources were recorded ([]) was issued for no known
+    # origin: refused, like one of another origin (docs/authentication.md).
+    return stored_resources == this_origin_resources()
+
+
+def serves_this_origin(request_uri: str, audiences: list[str]) -> bool:
+    """DOT's `RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR`: an access token is good at this origin's endpoints
+    (userinfo, OIDC Core §5.3) when it was issued for this origin's operator endpoint, and nowhere else."""
+    return _issued_here(audiences)
+
+
 class OperatorOAuth2Validator(OAuth2Validator):
     # --- clients -------------------------------------------------------------------
 
@@ -87,8 +113,7 @@ class OperatorOAuth2Validator(OAuth2Validator):
         organization_id = getattr(request, "organization_id", None)
         if not organization_id or not holds_operator_role(user_id=request.user.pk, organization_id=organization_id):
             raise errors.AccessDeniedError(description="No eligible organization was chosen.", request=request)
-        resources = getattr(request, "resource", None) or []
-        require_operator_resource(resources, request)
+        require_operator_resource(getattr(request, "resource", None) or [], request)
         if not expires:
             expires = timezone.now() + timedelta(seconds=oauth2_settings.AUTHORIZATION_CODE_EXPIRE_SECONDS)
         return Grant.objects.create(
@@ -103,7 +128,7 @@ class OperatorOAuth2Validator(OAuth2Validator):
             code_challenge_method=request.code_challenge_method or "",
             nonce=request.nonce or "",
             claims=json.dumps(request.claims or {}),
-            resource=resources,
+            resource=this_origin_resources(),
         )
 
     # --- token endpoint: authorization code ------------------------------------------
@@ -114,13 +139,15 @@ class OperatorOAuth2Validator(OAuth2Validator):
         An unknown code that was already exchanged is a replay: its tokens are revoked.
         """
         require_operator_resource(_body_resources(request), request)
+        # Whatever form of the endpoint URL was sent, DOT compares the canonical one with the grant's.
+        request.resource = this_origin_resources()
         # Locked until the exchange commits (oauth.views.TokenView is atomic): a
         # concurrent exchange of the same code waits, then takes the replay path.
         grant = Grant.objects.select_for_update().filter(code=code, application=client).first()
         if grant is None:
             services.revoke_tokens_of_replayed_code(code=code, application=client)
             return False
-        if grant.is_expired():
+        if grant.is_expired() or not _issued_here(grant.resource):
             return False
         if not holds_operator_role(user_id=grant.user_id, organization_id=grant.organization_id):
             return False
@@ -153,6 +180,7 @@ class OperatorOAuth2Validator(OAuth2Validator):
         says what a client sees.
         """
         require_operator_resource(_body_resources(request), request)
+        request.resource = this_origin_resources()
         presented = refresh_grace.lock_presented_refresh_token(refresh_token)
         if presented is not None and presented.revoked is not None:
             # A rotated or revoked token: the grace window decides, not DOT (oauth.refresh_grace).
@@ -163,6 +191,8 @@ class OperatorOAuth2Validator(OAuth2Validator):
         elif not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
             return False
         refresh_token_row = request.refresh_token_instance
+        if not _issued_here(refresh_token_row.resource):
+            return False
         # 30 days from issue (docs/limits.md#token-lifetimes). DOT alone would
         # count from the paired access token's expiry, one hour later.
         lifetime = timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
@@ -205,10 +235,9 @@ class OperatorOAuth2Validator(OAuth2Validator):
             id_token=id_token,
             application=request.client,
             source_refresh_token=source_refresh_token,
-            # The audience lives in the JWT (always the operator endpoint). DOT's own
-            # RFC 8707 check on this column would refuse our tokens at userinfo, an
-            # issuer endpoint every token it issued may read (OIDC Core §5.3).
-            resource=[],
+            # The JWT's audience, whatever the client sent; DOT checks it at userinfo
+            # through `serves_this_origin`.
+            resource=this_origin_resources(),
         )
         self._set_token_value(access_token, token["access_token"])
         access_token.save()
@@ -228,7 +257,7 @@ class OperatorOAuth2Validator(OAuth2Validator):
             application=request.client,
             access_token=access_token,
             token_family=token_family,
-            resource=[],
+            resource=this_origin_resources(),
         )
         self._set_token_value(refresh_token, refresh_token_code)
         refresh_token.save()

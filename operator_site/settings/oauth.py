@@ -54,6 +54,9 @@ OAUTH2_PROVIDER = {
     "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [ISSUER],
     "OAUTH2_PROTECTED_RESOURCE_BEARER_METHODS_SUPPORTED": ["header"],
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Service Operator",
+    # Access-token rows carry this origin's operator endpoint as `resource`; userinfo
+    # accepts them here and nowhere else (DOT's prefix match would refuse them everywhere).
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "oauth.validators.serves_this_origin",
     "ALLOW_LOCALHOST_LOOPBACK": True,
     # Only https by default; each Application widens this to loopback http and a
     # native client's own private-use schemes, after oauth/redirect_uris.py checked them.
