@@ -47,6 +47,8 @@ _ODD_STRINGS = [
     "https://127.0.0.1/x.json",
     "javascript:alert(1)",
     "a" * 5000,
+    "\ud800",
+    "\x1b[2J\x7f",
 ]
 
 
@@ -55,7 +57,7 @@ def hostile_value(rng: random.Random, *, depth: int = 0) -> Any:
         lambda: None,
         lambda: rng.choice([True, False]),
         lambda: rng.choice([0, -1, 1, 2**31, -(2**63), 2**70, 10**400]),
-        lambda: rng.choice([0.5, -1e308, 1e308]),
+        lambda: rng.choice([0.5, -1e308, 1e308, 2.0]),
         lambda: rng.choice(_ODD_STRINGS),
         lambda: "".join(rng.choice(string.printable) for _ in range(rng.randrange(1, 40))),
     ]
@@ -84,6 +86,52 @@ def deeply_nested(levels: int = DEEP_LEVELS, *, kind: str = "array") -> str:
 def json_with_deep_value(template: Any, *, levels: int = DEEP_LEVELS, kind: str = "array") -> str:
     """`template` as JSON text, with every `DEEP_PLACEHOLDER` string replaced by a value nested `levels` deep."""
     return json.dumps(template).replace(json.dumps(DEEP_PLACEHOLDER), deeply_nested(levels, kind=kind))
+
+
+# What a hostile tool argument must get (see `hostile_arguments`).
+PARSE_ERROR = "parse error"  # HTTP 400 with JSON-RPC -32700: the body never reaches the tool
+REFUSED = "refused"  # a tool error; `invalid_arguments` names the argument
+ANSWERED = "answered"  # a result or a documented tool error: the value is odd, not invalid
+
+
+def hostile_arguments(input_schema: dict[str, Any]) -> Iterator[tuple[str, Any, str]]:
+    """(argument, value, expectation) for every argument of a tool's `inputSchema`.
+
+    Lone surrogates and 100,000-level nesting are parse errors; NUL, a value of
+    another type and a fractional float are refused; other control characters
+    and floats with no fraction are ordinary values of their type. Arrays are
+    taken to hold ids, so that `["a"]` is refused too.
+    """
+    for name, spec in input_schema["properties"].items():
+        kind = spec.get("type")
+        for surrogate in LONE_SURROGATES:
+            yield name, surrogate, PARSE_ERROR
+        yield name, DEEP_PLACEHOLDER, PARSE_ERROR
+        for value in NON_STRINGS:
+            is_integer = isinstance(value, int) and not isinstance(value, bool)
+            if kind == "array" and isinstance(value, list):
+                yield name, value, ANSWERED if value == [] else REFUSED
+            elif kind == "array":
+                yield name, value, REFUSED
+                yield name, [value], REFUSED
+            else:
+                yield name, value, ANSWERED if kind == "integer" and is_integer else REFUSED
+        if kind == "integer":
+            yield from ((name, number, ANSWERED) for number in INTEGRAL_FLOATS)
+            yield from ((name, number, REFUSED) for number in FRACTIONAL_FLOATS)
+            continue
+        for text in CONTROL_STRINGS:
+            value = [text] if kind == "array" else text
+            yield name, value, REFUSED if "\x00" in text else ANSWERED
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """Whether `value` holds a lone surrogate anywhere: such a value has no UTF-8 form."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class _TracebackCatcher(logging.Handler):
