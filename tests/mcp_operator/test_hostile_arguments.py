@@ -27,12 +27,8 @@ from tests.hostile import (
     hostile_object,
     json_with_deep_value,
 )
-from tests.mcp_operator.base import (
-    ENDPOINT,
-    META,
-    OperatorEndpointTestCase,
-    ToolResult,
-)
+from tests.mcp_operator.base import META, OperatorEndpointTestCase, ToolResult
+from tests.mcp_requests import OPERATOR_PATH as ENDPOINT
 
 CALLS_PER_TOOL = 60
 ARGUMENT_NAMES = [
