@@ -21,7 +21,9 @@ from tests.hostile import (
     hostile_arguments,
     json_with_deep_value,
 )
-from tests.mcp_docs.base import ENDPOINT, META, DocsEndpointTestCase
+from tests.mcp_docs.base import DocsEndpointTestCase
+from tests.mcp_requests import CLIENT_META as META
+from tests.mcp_requests import DOCS_PATH as ENDPOINT
 from tests.support import validate_against_mcp_schema
 
 VALID = {"search_docs": {"query": "token"}, "get_doc": {"path": "index.md"}}
