@@ -20,11 +20,9 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
@@ -32,9 +30,9 @@ import requests
 from django.test import SimpleTestCase
 
 from tests.flows.support import parse_form
+from tests.live_servers import free_port, start_gunicorn
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-START_TIMEOUT_SECONDS = 30
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 EMAIL = "dana@origins.test"
 PASSWORD = "two-origins-password"
@@ -51,30 +49,13 @@ add_membership(user=user, organization=organization, role=Role.MEMBER)
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
-
-
 class TwoOriginsTests(SimpleTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
         cls.workdir = Path(tempfile.mkdtemp(prefix="operator-origins-"))
         cls.addClassCleanup(shutil.rmtree, cls.workdir, ignore_errors=True)
-        ports = {"a": _free_port(), "b": _free_port()}
+        ports = {"a": free_port(), "b": free_port()}
         cls.origins = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
         shared = {
             **os.environ,
@@ -94,24 +75,7 @@ class TwoOriginsTests(SimpleTestCase):
 
     @classmethod
     def _serve(cls, name: str, port: int) -> None:
-        log = cls.workdir / f"gunicorn-{name}.log"
-        process = subprocess.Popen(
-            [str(Path(sys.executable).with_name("gunicorn")), "operator_site.wsgi", "--bind", f"127.0.0.1:{port}"],
-            cwd=BASE_DIR,
-            env=cls.env[name],
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        cls.addClassCleanup(_stop, process)
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise AssertionError(f"origin {name} exited early:\n{log.read_text()[-4000:]}")
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    return
-            time.sleep(0.1)
-        raise AssertionError(f"origin {name} did not listen on {port}:\n{log.read_text()[-4000:]}")
+        start_gunicorn(cls, environment=cls.env[name], port=port, log=cls.workdir / f"gunicorn-{name}.log", workers=1)
 
     def token_endpoint(self, origin: str) -> str:
         return f"{self.origins[origin]}/api/auth/oauth2/token"
