@@ -12,13 +12,14 @@ ARG BASE_IMAGE=python:3.11-slim-bookworm
 FROM ${BASE_IMAGE} AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 RUN python3 -m venv /opt/venv
+# The runtime lock, hash-checked: a file whose hash is not in it is refused.
 COPY requirements.txt /tmp/requirements.txt
 # On networks that intercept TLS, pass the CA bundle pip must trust as the build
 # secret "pip_ca" (--secret id=pip_ca,src=/etc/ssl/certs/ca-certificates.crt): a
 # secret is mounted for this step only and is never stored in a layer.
 RUN --mount=type=secret,id=pip_ca \
     if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi \
-    && /opt/venv/bin/pip install --quiet -r /tmp/requirements.txt
+    && /opt/venv/bin/pip install --quiet --require-hashes -r /tmp/requirements.txt
 
 FROM ${BASE_IMAGE}
 ENV PATH=/opt/venv/bin:$PATH \

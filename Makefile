@@ -6,14 +6,15 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export OPERATOR_BASE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: install run test lint format
+.PHONY: install run test lint format lock
 
 install: $(VENV)/.installed
 
+# The dev lock (runtime included, pip itself too) with hash checking: a file
+# whose hash is not in the lock is refused (docs/dependencies.md).
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.txt
 	touch $@
 
 run: install
@@ -39,3 +40,18 @@ format: install
 test: lint
 	$(BIN)/python manage.py create_local_secrets
 	OPERATOR_BASE_URL=http://testserver $(BIN)/python manage.py test tests --noinput $(TEST_ARGS)
+
+# Recompile both locks from the .in files, runtime first: the dev lock is
+# constrained to its versions. pip-tools only compiles, so it lives in a venv of
+# its own and in neither lock. PIP_COMPILE_ARGS=--upgrade moves every pin to the
+# newest release the .in files allow; --upgrade-package NAME moves one.
+LOCK_VENV := .venv-lock
+PIP_TOOLS := pip-tools==7.6.2
+PIP_COMPILE = $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	--no-emit-index-url --no-emit-find-links $(PIP_COMPILE_ARGS)
+
+lock:
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet "$(PIP_TOOLS)"
+	$(PIP_COMPILE) --output-file requirements.txt requirements.in
+	$(PIP_COMPILE) --output-file requirements-dev.txt requirements-dev.in
