@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export OPERATOR_BASE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: install run test lint format lock
+.PHONY: install run test lint format audit lock
 
 install: $(VENV)/.installed
 
@@ -40,6 +40,11 @@ format: install
 test: lint
 	$(BIN)/python manage.py create_local_secrets
 	OPERATOR_BASE_URL=http://testserver $(BIN)/python manage.py test tests --noinput $(TEST_ARGS)
+
+# pip-audit of both locks: fails on a known advisory or a package left unaudited,
+# skips (exit 0) when no advisory service answers. AUDIT_ARGS go to pip-audit.
+audit: install
+	$(BIN)/python .ci/audit.py requirements.txt requirements-dev.txt $(if $(AUDIT_ARGS),-- $(AUDIT_ARGS))
 
 # Recompile both locks from the .in files, runtime first: the dev lock is
 # constrained to its versions. pip-tools only compiles, so it lives in a venv of
