@@ -31,9 +31,10 @@ RUN groupadd --gid 10001 app \
 COPY --from=builder /opt/venv /opt/venv
 WORKDIR /app
 COPY . .
-# The admin's static files are collected at build time. Importing the settings
-# needs a secret key and keys, so this step alone gets throwaway ones in a
-# temporary folder, deleted before the step ends: none is kept in the image.
+# The static files (the pages' stylesheets, the admin's) are collected at build
+# time. Importing the settings needs a secret key and keys, so this step alone
+# gets throwaway ones in a temporary folder, deleted before the step ends: none
+# is kept in the image.
 RUN set -eu; \
     build=$(mktemp -d); \
     python3 -c 'import sys; from cryptography.hazmat.primitives import serialization as s; from cryptography.hazmat.primitives.asymmetric import rsa; [open(p, "wb").write(rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(s.Encoding.PEM, s.PrivateFormat.PKCS8, s.NoEncryption())) for p in sys.argv[1:]]' \
