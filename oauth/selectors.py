@@ -8,6 +8,7 @@ organizations where the person holds one of those roles
 import json
 
 from django.conf import settings
+from oauth2_provider.models import get_application_model
 from oauth2_provider.utils import jwk_from_pem
 
 from organizations.selectors import eligible_organizations, holds_operator_role
@@ -24,3 +25,14 @@ def lti_key_set() -> dict[str, list[dict[str, str]]]:
     key = jwk_from_pem(settings.OPERATOR_LTI_PRIVATE_KEY)
     public = json.loads(key.export_public())
     return {"keys": [{"alg": "RS256", "use": "sig", "kid": key.thumbprint(), **public}]}
+
+
+def registered_redirect_uri_or_none(client_id: str, *, redirect_uri: str) -> str | None:
+    """`redirect_uri` if the client `client_id` registered it (its only one when empty), else None."""
+    application = get_application_model().objects.filter(client_id=client_id).first()
+    if application is None:
+        return None
+    if not redirect_uri:
+        registered = application.redirect_uris.split()
+        return registered[0] if len(registered) == 1 else None
+    return redirect_uri if application.redirect_uri_allowed(redirect_uri) else None

@@ -13,6 +13,7 @@ from django.contrib.auth import authenticate, login
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
@@ -37,13 +38,14 @@ from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequir
 
 from oauth.cimd import cimd_failure_message
 from oauth.forms import ConsentForm, SignInForm
-from oauth.selectors import eligible_organizations, lti_key_set
+from oauth.selectors import eligible_organizations, lti_key_set, registered_redirect_uri_or_none
 from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
 from oauth.validators import require_operator_resource
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RetryLater
 from operator_core.json_bodies import MalformedJson, parse_json_body
+from operator_core.page_security import allow_sources, form_action_source
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.errors import NoEligibleOrganization
 from organizations.selectors import require_eligible_organization
@@ -59,6 +61,29 @@ def _with_issuer(uri: str) -> str:
 
 def _error_page(request: HttpRequest, *, title: str, message: str, status: int) -> HttpResponse:
     return render(request, "oauth/error.html", {"title": title, "message": message}, status=status)
+
+
+def _allow_form_redirect_to(response: HttpResponse, redirect_uri: str) -> None:
+    """Let a form on this page end, through our redirects, at the client's `redirect_uri`.
+
+    CSP's form-action applies to every redirect that follows a form's POST, and
+    Chromium enforces it: with `'self'` alone, the answer to the consent form
+    (and a sign-in whose authorization request ends at the client) is blocked.
+    Only a URI already checked against the client's registration comes here.
+    """
+    source = form_action_source(redirect_uri) if redirect_uri else None
+    if source:
+        allow_sources(response, "form-action", [source])
+
+
+def _pending_redirect_uri(next_url: str) -> str:
+    """The registered redirect URI of the authorization request in a sign-in's `next`, or ""."""
+    parts = urlsplit(next_url)
+    if parts.scheme or parts.netloc or parts.path != reverse("oauth2_provider:authorize"):
+        return ""
+    query = dict(parse_qsl(parts.query))
+    registered = registered_redirect_uri_or_none(query.get("client_id", ""), redirect_uri=query.get("redirect_uri", ""))
+    return registered or ""
 
 
 # --- sign-in ---------------------------------------------------------------------------
@@ -102,7 +127,11 @@ class SignInView(View):
         self, request: HttpRequest, form: SignInForm, *, error: str = "", status: int = 200, signed_in: bool = False
     ) -> HttpResponse:
         context = {"form": form, "error": error, "signed_in": signed_in}
-        return render(request, self.template_name, context, status=status)
+        response = render(request, self.template_name, context, status=status)
+        if not signed_in:
+            next_url = request.POST.get("next") or request.GET.get("next") or ""
+            _allow_form_redirect_to(response, _pending_redirect_uri(next_url))
+        return response
 
 
 # --- authorization and consent ---------------------------------------------------------
@@ -179,6 +208,12 @@ class AuthorizeView(AuthorizationView):
             error.state = state
             raise OAuthToolkitError(error=error, redirect_uri=redirect_uri) from None
         return scopes, credentials
+
+    def render_to_response(self, context: dict[str, Any], **response_kwargs: Any) -> HttpResponse:
+        """The consent page; its form's answer redirects to the client (validated by DOT)."""
+        response = super().render_to_response(context, **response_kwargs)
+        _allow_form_redirect_to(response, context.get("redirect_uri") or "")
+        return response
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)

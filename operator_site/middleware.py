@@ -2,10 +2,11 @@
 
 The MCP endpoints take bearer tokens only: a cookie is never a credential
 there, no page is rendered, nothing is framed. Sessions, the signed-in user,
-messages and frame denial are work those requests pay for and never use, on
-the path that serves the most requests (docs/development/architecture.md,
-"The walk of a tool call"). Each class here is Django's own, skipped for
-paths under `MCP_PATH_PREFIX`; everything else gets it unchanged.
+messages, frame denial and the Content-Security-Policy are work those
+requests pay for and never use, on the path that serves the most requests
+(docs/development/architecture.md, "The walk of a tool call"). Each class here
+is Django's own, or ours for the CSP (Django 5.2 has none), skipped for paths
+under `MCP_PATH_PREFIX`; everything else gets it unchanged.
 """
 
 import logging
@@ -18,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware as DjangoXFrameOptionsMiddleware
 
 from oauth.failures import failure_response
+from operator_core import page_security
 from operator_core.errors import OperatorError, as_json_response
 from operator_core.mcp.jsonrpc import caught_error, error_response
 from operator_core.outages import error_for_failure
@@ -39,7 +41,7 @@ def _for_pages_only(middleware: type) -> type:
             return super().__call__(request)
 
     PagesOnly.__name__ = PagesOnly.__qualname__ = middleware.__name__
-    PagesOnly.__doc__ = f"Django's {middleware.__name__}, skipped on the MCP endpoints."
+    PagesOnly.__doc__ = f"{middleware.__module__}.{middleware.__name__}, skipped on the MCP endpoints."
     return PagesOnly
 
 
@@ -47,6 +49,7 @@ SessionMiddleware = _for_pages_only(DjangoSessionMiddleware)
 AuthenticationMiddleware = _for_pages_only(DjangoAuthenticationMiddleware)
 MessageMiddleware = _for_pages_only(DjangoMessageMiddleware)
 XFrameOptionsMiddleware = _for_pages_only(DjangoXFrameOptionsMiddleware)
+ContentSecurityPolicyMiddleware = _for_pages_only(page_security.ContentSecurityPolicyMiddleware)
 
 
 class ApiFailureMiddleware:

@@ -36,13 +36,14 @@ MIDDLEWARE = [
     "operator_core.request_log.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "corsheaders.middleware.CorsMiddleware",
-    # Django's own four below, skipped on the MCP endpoints (bearer tokens, no pages).
+    # Django's own four below and the CSP, skipped on the MCP endpoints (bearer tokens, no pages).
     "operator_site.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "operator_site.middleware.AuthenticationMiddleware",
     "operator_site.middleware.MessageMiddleware",
     "operator_site.middleware.XFrameOptionsMiddleware",
+    "operator_site.middleware.ContentSecurityPolicyMiddleware",
     # Last: answers what a view let escape on an API path in that path's format, never HTML 500.
     "operator_site.middleware.ApiFailureMiddleware",
 ]

@@ -6,6 +6,20 @@ from operator_site.settings.origin import BASE_URL, BASE_URL_IS_HTTPS
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy of every response but the MCP endpoints' (operator_core/page_security.py),
+# in the name and shape of Django 6.0's setting. Scripts and styles are files under /static/ only:
+# no inline script or style, no eval. The consent page adds its client's origin to form-action,
+# because CSP checks the redirect that follows a form's POST too. docs/development/decisions.md,
+# "Browser pages", says why each directive is there.
+SECURE_CSP = {
+    "default-src": ["'none'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+    "base-uri": ["'none'"],
+}
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"

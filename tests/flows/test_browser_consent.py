@@ -1,5 +1,7 @@
 """A real headless Chromium signs in, chooses an organization and allows
-(docs/authentication.md#3-consent-and-the-organization-chooser).
+(docs/authentication.md#3-consent-and-the-organization-chooser), under the
+pages' Content-Security-Policy: any violation Chromium reports on the console
+fails the test, and so does a redirect to the client that the policy blocks.
 
 Debian's chromium driven by Playwright (no browser download). The redirect back
 to the client is intercepted inside the browser, so no client needs to listen.
@@ -24,6 +26,16 @@ from tests.oauth.support import REDIRECT_URI, pkce_pair
 from tests.support import CHROMIUM_ARGS, require_chromium
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+
+
+# How Chromium words a CSP violation on the console ("Refused to load the stylesheet ...
+# because it violates the following Content Security Policy directive: ...").
+CSP_VIOLATION_MARKERS = ("Content Security Policy", "Content-Security-Policy")
+CALLBACK_TIMEOUT_MS = 15_000
+
+
+def csp_violations(console: list[str]) -> list[str]:
+    return [text for text in console if any(marker in text for marker in CSP_VIOLATION_MARKERS)]
 
 
 class BrowserConsentTests(StaticLiveServerTestCase):
@@ -59,6 +71,7 @@ class BrowserConsentTests(StaticLiveServerTestCase):
         return response.json()["client_id"]
 
     def test_erin_chooses_globex_and_the_token_is_bound_to_it(self) -> None:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
         from playwright.sync_api import sync_playwright
 
         client_id = self.register_client()
@@ -88,23 +101,37 @@ class BrowserConsentTests(StaticLiveServerTestCase):
             )
             try:
                 page = context.pages[0] if context.pages else context.new_page()
+                console: list[str] = []
+                page.on("console", lambda message: console.append(message.text))
                 page.route(f"{REDIRECT_URI}**", lambda route: route.fulfill(status=200, body="client callback"))
-                page.goto(query)
+                sign_in = page.goto(query)
+                self.assertIn("default-src 'none'", sign_in.headers["content-security-policy"])
                 page.fill("input[name=email]", self.erin.email)
                 page.fill("input[name=password]", PASSWORD)
-                page.click("button[type=submit]")
+                with page.expect_response(lambda response: "/oauth2/authorize?" in response.url) as consent:
+                    page.click("button[type=submit]")
                 page.wait_for_selector("#consent")
+                self.assertIn("form-action 'self'", consent.value.headers["content-security-policy"])
+                # The stylesheet, a static file under the CSP, loaded and applies.
+                radius = page.eval_on_selector(".card", "card => getComputedStyle(card).borderTopLeftRadius")
+                self.assertEqual(radius, "12px")
 
                 self.assertIn("Browser Test Agent", page.inner_text("h1"))
                 labels = page.locator("label.choice").all_inner_texts()
                 self.assertEqual([label.strip() for label in labels], ["Acme", "Globex"])
                 page.check("input[data-slug=globex]")
                 page.screenshot(path=str(ARTIFACTS / "consent.png"), full_page=True)
-                with page.expect_request(lambda request: request.url.startswith(REDIRECT_URI)) as callback:
-                    page.click("button[name=allow]")
+                try:
+                    with page.expect_request(
+                        lambda request: request.url.startswith(REDIRECT_URI), timeout=CALLBACK_TIMEOUT_MS
+                    ) as callback:
+                        page.click("button[name=allow]")
+                except PlaywrightTimeoutError:
+                    self.fail(f"Allow never reached the client; CSP violations: {csp_violations(console)}")
                 callback_url = callback.value.url
             finally:
                 context.close()
+        self.assertEqual(csp_violations(console), [])
 
         params = parse_qs(urlsplit(callback_url).query)
         self.assertEqual(params["state"], ["browser-state"])
@@ -122,3 +149,31 @@ class BrowserConsentTests(StaticLiveServerTestCase):
         self.assertEqual(token.status_code, 200, token.text)
         self.assertEqual(verify_access_token(token.json()["access_token"]).organization_id, str(self.globex.pk))
         self.assertTrue((ARTIFACTS / "consent.png").exists())
+
+    def test_the_other_pages_load_without_a_csp_violation(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        pages = {
+            "/docs/versioning": "body",  # the documentation page's stylesheet: body max-width 46rem
+            "/admin/login/": "#container",
+            f"/api/auth/oauth2/authorize?client_id=no-such-client&redirect_uri={REDIRECT_URI}": ".card",
+            "/no-such-page": "h1",
+        }
+        with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
+            context = playwright.chromium.launch_persistent_context(
+                profile, executable_path=self.chromium, headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                page = context.pages[0] if context.pages else context.new_page()
+                console: list[str] = []
+                page.on("console", lambda message: console.append(message.text))
+                for path, selector in pages.items():
+                    response = page.goto(f"{self.live_server_url}{path}")
+                    self.assertIn("default-src 'none'", response.headers["content-security-policy"], path)
+                    page.wait_for_selector(selector)
+                page.goto(f"{self.live_server_url}/docs/versioning")
+                max_width = page.eval_on_selector("body", "body => getComputedStyle(body).maxWidth")
+                self.assertNotEqual(max_width, "none")
+            finally:
+                context.close()
+        self.assertEqual(csp_violations(console), [])
