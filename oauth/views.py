@@ -45,7 +45,12 @@ from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RetryLater
 from operator_core.json_bodies import MalformedJson, parse_json_body
-from operator_core.page_security import allow_sources, form_action_source
+from operator_core.page_security import (
+    REFERRER_POLICY_HEADER,
+    allow_sources,
+    form_action_source,
+    referrer_policy,
+)
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.errors import NoEligibleOrganization
 from organizations.selectors import require_eligible_organization
@@ -61,6 +66,17 @@ def _with_issuer(uri: str) -> str:
 
 def _error_page(request: HttpRequest, *, title: str, message: str, status: int) -> HttpResponse:
     return render(request, "oauth/error.html", {"title": title, "message": message}, status=status)
+
+
+# The OAuth pages' URLs carry the authorization request (client, redirect URI,
+# state, PKCE challenge), and the redirect back carries the code: no page or
+# client they lead to is told them. Every response of the two views sends no-referrer,
+# but the two pages whose form posts back to us: with no-referrer the browser
+# sends `Origin: null` on that POST (Fetch, "append a request Origin header"),
+# which Django's CSRF check refuses. They send strict-origin instead: the
+# origin and never a path or query, to anyone, and a real Origin on the POST.
+no_referrer = method_decorator(referrer_policy("no-referrer"), name="dispatch")
+FORM_PAGE_REFERRER_POLICY = "strict-origin"
 
 
 def _allow_form_redirect_to(response: HttpResponse, redirect_uri: str) -> None:
@@ -89,6 +105,7 @@ def _pending_redirect_uri(next_url: str) -> str:
 # --- sign-in ---------------------------------------------------------------------------
 
 
+@no_referrer
 @method_decorator([never_cache, csrf_protect, sensitive_post_parameters("password")], name="dispatch")
 class SignInView(View):
     """Email and password sign-in in front of the authorization endpoint, rate-limited per IP and email."""
@@ -129,6 +146,7 @@ class SignInView(View):
         context = {"form": form, "error": error, "signed_in": signed_in}
         response = render(request, self.template_name, context, status=status)
         if not signed_in:
+            response.headers[REFERRER_POLICY_HEADER] = FORM_PAGE_REFERRER_POLICY
             next_url = request.POST.get("next") or request.GET.get("next") or ""
             _allow_form_redirect_to(response, _pending_redirect_uri(next_url))
         return response
@@ -142,6 +160,7 @@ def _asks_for_no_prompt(request: HttpRequest) -> bool:
     return "none" in request.GET.get("prompt", "").split()
 
 
+@no_referrer
 class AuthorizeView(AuthorizationView):
     """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
 
@@ -212,6 +231,7 @@ class AuthorizeView(AuthorizationView):
     def render_to_response(self, context: dict[str, Any], **response_kwargs: Any) -> HttpResponse:
         """The consent page; its form's answer redirects to the client (validated by DOT)."""
         response = super().render_to_response(context, **response_kwargs)
+        response.headers[REFERRER_POLICY_HEADER] = FORM_PAGE_REFERRER_POLICY
         _allow_form_redirect_to(response, context.get("redirect_uri") or "")
         return response
 

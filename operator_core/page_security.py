@@ -1,4 +1,4 @@
-"""The Content-Security-Policy of the browser pages.
+"""Security headers of the browser pages: Content-Security-Policy and a per-view Referrer-Policy.
 
 The policy is the `SECURE_CSP` setting, a mapping of directive to sources, the
 name and shape Django 6.0 gives its own CSP middleware; Django 5.2 has none
@@ -12,12 +12,15 @@ CSP Level 3: https://www.w3.org/TR/CSP3/
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import wraps
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
 CSP_HEADER = "Content-Security-Policy"
+REFERRER_POLICY_HEADER = "Referrer-Policy"
 _EXTRA_SOURCES = "operator_csp_extra_sources"
 # CSP3 §2.3.1 grammar: a scheme, and a host made of dot-separated labels (an IPv4
 # address is one). Anything else (an IPv6 literal, a stray `;`) never enters the header.
@@ -86,3 +89,22 @@ class ContentSecurityPolicyMiddleware:
         elif self._header:
             response.headers[CSP_HEADER] = self._header
         return response
+
+
+def referrer_policy(policy: str) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
+    """Give every response of a view that sets none itself this `Referrer-Policy`.
+
+    It replaces `SECURE_REFERRER_POLICY` there: Django's SecurityMiddleware sets
+    its policy only where none is set yet.
+    """
+
+    def decorator(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            response = view(request, *args, **kwargs)
+            response.headers.setdefault(REFERRER_POLICY_HEADER, policy)
+            return response
+
+        return wrapped
+
+    return decorator

@@ -5,6 +5,7 @@ from operator_site.settings.origin import BASE_URL, BASE_URL_IS_HTTPS
 
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# The OAuth pages send no-referrer instead (oauth/views.py): their URLs carry the authorization request.
 SECURE_REFERRER_POLICY = "same-origin"
 # Content-Security-Policy of every response but the MCP endpoints' (operator_core/page_security.py),
 # in the name and shape of Django 6.0's setting. Scripts and styles are files under /static/ only:

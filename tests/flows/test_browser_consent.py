@@ -129,6 +129,8 @@ class BrowserConsentTests(StaticLiveServerTestCase):
                 except PlaywrightTimeoutError:
                     self.fail(f"Allow never reached the client; CSP violations: {csp_violations(console)}")
                 callback_url = callback.value.url
+                # The code's redirect tells the client nothing of the consent page (no-referrer).
+                self.assertIsNone(callback.value.headers.get("referer"))
             finally:
                 context.close()
         self.assertEqual(csp_violations(console), [])

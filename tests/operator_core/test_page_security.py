@@ -8,6 +8,7 @@ from operator_core.page_security import (
     ContentSecurityPolicyMiddleware,
     allow_sources,
     form_action_source,
+    referrer_policy,
 )
 
 POLICY = {"default-src": ["'none'"], "form-action": ["'self'"]}
@@ -73,3 +74,18 @@ class FormActionSourceTests(SimpleTestCase):
         ):
             source = form_action_source(uri)
             self.assertFalse(source and any(character in source for character in ";, '"), (uri, source))
+
+
+class ReferrerPolicyDecoratorTests(SimpleTestCase):
+    def test_it_sets_the_policy_where_the_view_set_none(self) -> None:
+        view = referrer_policy("no-referrer")(lambda request: HttpResponse())
+
+        self.assertEqual(view(HttpRequest())["Referrer-Policy"], "no-referrer")
+
+    def test_a_policy_the_view_set_itself_is_kept(self) -> None:
+        def view(request: HttpRequest) -> HttpResponse:
+            response = HttpResponse()
+            response["Referrer-Policy"] = "strict-origin"
+            return response
+
+        self.assertEqual(referrer_policy("no-referrer")(view)(HttpRequest())["Referrer-Policy"], "strict-origin")

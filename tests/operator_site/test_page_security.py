@@ -1,4 +1,4 @@
-"""Every HTML page carries the Content-Security-Policy.
+"""Every HTML page carries the Content-Security-Policy; the OAuth pages keep their URLs to themselves.
 
 The policy is checked here on each kind of page through Django's test client;
 tests/flows/test_browser_consent.py checks that Chromium runs the pages under it
@@ -10,9 +10,9 @@ from django.test import Client, TestCase
 
 from operator_core.page_security import serialize_policy
 from organizations.models import Role
-from tests.factories import make_membership, make_user
+from tests.factories import PASSWORD, make_membership, make_user
 from tests.mcp_requests import envelope, post_mcp
-from tests.oauth.support import AUTHORIZE, OAuthTestCase, pkce_pair
+from tests.oauth.support import AUTHORIZE, REDIRECT_URI, OAuthTestCase, pkce_pair
 
 CSP = "Content-Security-Policy"
 SIGN_IN = "/api/auth/sign-in"
@@ -115,3 +115,53 @@ class SignInFormActionTests(OAuthTestCase):
         response = self.sign_in_page(client_id="no-such-client")
 
         self.assertIn("form-action 'self';", response[CSP])
+
+
+class ReferrerPolicyTests(OAuthTestCase):
+    """no-referrer on the OAuth views; strict-origin on their two form pages, whose POST needs its Origin."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.client_id = self.register()["client_id"]
+
+    def test_the_pages_with_a_form_send_the_origin_only(self) -> None:
+        self.assertEqual(self.browser.get(SIGN_IN)["Referrer-Policy"], "strict-origin")
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+        consent = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, pkce_pair()[1]))
+        self.assertEqual(consent["Referrer-Policy"], "strict-origin")
+
+    def test_the_redirect_to_the_client_sends_no_referrer(self) -> None:
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+
+        response, _verifier = self.consent(self.client_id)
+
+        self.assertEqual(response.status_code, 302)
+        self.assertTrue(response["Location"].startswith(REDIRECT_URI))
+        self.assertEqual(response["Referrer-Policy"], "no-referrer")
+
+    def test_the_redirect_to_sign_in_sends_no_referrer(self) -> None:
+        response = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, pkce_pair()[1]))
+
+        self.assertEqual(response.status_code, 302)
+        self.assertEqual(response["Referrer-Policy"], "no-referrer")
+
+    def test_error_and_forbidden_pages_send_no_referrer(self) -> None:
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+        params = self.authorize_params(self.client_id, pkce_pair()[1], redirect_uri="https://attacker.example/cb")
+        self.assertEqual(self.browser.get(AUTHORIZE, params)["Referrer-Policy"], "no-referrer")
+        self.sign_in(make_user())
+        forbidden = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, pkce_pair()[1]))
+        self.assertEqual(forbidden.status_code, 403)
+        self.assertEqual(forbidden["Referrer-Policy"], "no-referrer")
+
+    def test_the_signed_in_page_has_no_form_and_sends_no_referrer(self) -> None:
+        user = make_user()
+
+        response = self.browser.post(SIGN_IN, {"email": user.email, "password": PASSWORD})
+
+        self.assertContains(response, "You are signed in")
+        self.assertEqual(response["Referrer-Policy"], "no-referrer")
+
+    def test_other_pages_keep_same_origin(self) -> None:
+        self.assertEqual(self.browser.get("/docs/versioning")["Referrer-Policy"], "same-origin")
+        self.assertEqual(self.browser.get("/admin/login/")["Referrer-Policy"], "same-origin")
