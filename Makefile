@@ -12,8 +12,9 @@ install: $(VENV)/.installed
 
 # The dev lock (runtime included, pip itself too) with hash checking: a file
 # whose hash is not in the lock is refused (docs/dependencies.md).
+# The venv is created only when missing: `python3 -m venv` refuses a .venv that is a symlink.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
-	$(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.txt
 	touch $@
 
