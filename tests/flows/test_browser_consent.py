@@ -174,7 +174,8 @@ class BrowserConsentTests(StaticLiveServerTestCase):
                     self.assertIn("default-src 'none'", response.headers["content-security-policy"], path)
                     page.wait_for_selector(selector)
                 page.goto(f"{self.live_server_url}/docs/versioning")
-                max_width = page.eval_on_selector("body", "body => getComputedStyle(body).maxWidth")
+                # The docs layout comes from the stylesheet: it loaded and applies.
+                max_width = page.eval_on_selector("main", "main => getComputedStyle(main).maxWidth")
                 self.assertNotEqual(max_width, "none")
             finally:
                 context.close()

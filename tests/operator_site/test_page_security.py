@@ -79,7 +79,7 @@ class PagesCarryThePolicyTests(OAuthTestCase):
         response = self.browser.get("/docs/versioning", HTTP_ACCEPT="text/html")
 
         self.assert_strict_page(response, status=200)
-        self.assertContains(response, 'href="/static/mcp_docs/page.css"')
+        self.assertContains(response, 'href="/static/site_pages/site.css"')
         self.assertNotContains(response, "<style")
 
     def test_admin_login(self) -> None:
