@@ -15,12 +15,20 @@ the input schema (no NUL in any string, integers normalised to `int`, top-level
 `default`s filled in), then the handler.
 `open_admission` is the admission of an endpoint without principals (docs).
 docs/development/adding-a-tool.md walks through adding one.
+
+After every call past the name lookup (refused, failed or answered) the
+registry tells the endpoint's `on_call` observer who called which tool, how it
+ended and how long it took; the operator endpoint writes its audit record there.
+The observer runs before the result is returned: if it raises, the exception
+reaches the transport's edge handler and the caller gets -32603 instead of the
+result, so no answer leaves without its record.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
@@ -102,6 +110,19 @@ class Tool:
 Admission = Callable[[object, Tool, dict[str, Any]], contextlib.AbstractContextManager[ToolCall]]
 
 
+@dataclass(frozen=True)
+class ToolCallReport:
+    """What the observer learns of one call: `outcome` is `OUTCOME_OK` or the tool error code."""
+
+    principal: object
+    tool: str
+    outcome: str
+    duration_ms: float
+
+
+CallObserver = Callable[[ToolCallReport], None]
+
+
 @contextlib.contextmanager
 def open_admission(principal: object, tool: Tool, arguments: dict[str, Any]) -> Iterator[ToolCall]:
     """Admit every call, with no organization: for endpoints without authentication."""
@@ -114,12 +135,13 @@ class ToolRegistry:
     # tools/list is the same list for every principal: the transport encodes it once.
     same_listing_for_everyone = True
 
-    def __init__(self, tools: list[Tool], *, admission: Admission) -> None:
+    def __init__(self, tools: list[Tool], *, admission: Admission, on_call: CallObserver | None = None) -> None:
         names = [tool.name for tool in tools]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate tool names in {names}")
         self._tools: dict[str, Tool] = {tool.name: tool for tool in tools}
         self._admission = admission
+        self._on_call = on_call
         self._validators: dict[str, Draft202012Validator] = {}
         self._defaults: dict[str, dict[str, Any]] = {}
         self._integers: dict[str, frozenset[str]] = {}
@@ -150,23 +172,30 @@ class ToolRegistry:
         if tool is None:
             raise UnknownTool(name)
         annotate(tool=name)
+        started = time.perf_counter()
+        outcome, result = self._run(tool, principal, arguments)
+        annotate(outcome=outcome)
+        if self._on_call is not None:
+            duration_ms = round((time.perf_counter() - started) * 1000, 2)
+            self._on_call(ToolCallReport(principal=principal, tool=name, outcome=outcome, duration_ms=duration_ms))
+        return result
+
+    def _run(self, tool: Tool, principal: object, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """(outcome, CallToolResult body): admission, argument validation, the handler."""
         try:
             with self._admission(principal, tool, arguments) as call:
                 admitted = replace(call, arguments=self._validated(tool, call.arguments))
                 structured = tool.handler(admitted)
         except OperatorError as error:
-            annotate(outcome=str(error.code))
-            return failure_result(error, knowledge=tool.knowledge)
+            return str(error.code), failure_result(error, knowledge=tool.knowledge)
         except Exception as failure:
             # The one edge of a tool call: no trace, SQL or detail reaches the client. An
             # outage of the database or Redis is `temporarily_unavailable` with retryAfterSeconds.
             error = error_for_failure(
                 failure, logger=logger, context=f"tool {tool.name}", message="The tool failed unexpectedly."
             )
-            annotate(outcome=str(error.code))
-            return failure_result(error, knowledge=tool.knowledge)
-        annotate(outcome=OUTCOME_OK)
-        return success_result(structured)
+            return str(error.code), failure_result(error, knowledge=tool.knowledge)
+        return OUTCOME_OK, success_result(structured)
 
     def _validated(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
         """The arguments as handlers may rely on them: schema-valid, free of NUL, integers as `int`, defaults in.

@@ -8,9 +8,11 @@ from django.test import SimpleTestCase
 
 from operator_core.errors import ErrorCode, Forbidden, NotFound
 from operator_core.mcp.tools import (
+    OUTCOME_OK,
     READ_ONLY_ANNOTATIONS,
     Tool,
     ToolCall,
+    ToolCallReport,
     ToolRegistry,
     open_admission,
 )
@@ -194,3 +196,42 @@ class CallToolTests(SimpleTestCase):
         result = registry.call_tool(None, "echo", {"word": "far too long"})
 
         self.assertEqual(result["structuredContent"]["error"]["code"], ErrorCode.FORBIDDEN)
+
+
+class CallObserverTests(SimpleTestCase):
+    def setUp(self) -> None:
+        self.reports: list[ToolCallReport] = []
+        self.registry = ToolRegistry(
+            [tool("echo", echo), tool("missing", missing)], admission=open_admission, on_call=self.reports.append
+        )
+
+    def test_the_observer_hears_of_each_call_with_its_outcome_and_duration(self) -> None:
+        principal = object()
+
+        self.registry.call_tool(principal, "echo", {"word": "hi"})
+        self.registry.call_tool(principal, "missing", {"word": "hi"})
+
+        self.assertEqual([(r.tool, r.outcome) for r in self.reports], [("echo", OUTCOME_OK), ("missing", "not_found")])
+        self.assertTrue(all(report.principal is principal and report.duration_ms >= 0 for report in self.reports))
+
+    def test_a_refused_call_is_reported_too(self) -> None:
+        registry = ToolRegistry([tool("echo", echo)], admission=refusing_admission, on_call=self.reports.append)
+
+        registry.call_tool(None, "echo", {"word": "hi"})
+
+        self.assertEqual([report.outcome for report in self.reports], [ErrorCode.FORBIDDEN])
+
+    def test_an_unknown_tool_is_not_reported(self) -> None:
+        with self.assertRaises(UnknownTool):
+            self.registry.call_tool(None, "nope", {})
+
+        self.assertEqual(self.reports, [])
+
+    def test_a_call_that_cannot_be_recorded_returns_no_result(self) -> None:
+        def failing_observer(report: ToolCallReport) -> None:
+            raise RuntimeError("the audit trail is down")
+
+        registry = ToolRegistry([tool("echo", echo)], admission=open_admission, on_call=failing_observer)
+
+        with self.assertRaises(RuntimeError):
+            registry.call_tool(None, "echo", {"word": "hi"})
