@@ -3,7 +3,9 @@
 A claim is started with an email and completed with its claim token and the
 six-digit code sent to that email. Services raise `OperatorError` subclasses and
 know nothing of HTTP; idempotency and per-IP limits are applied around them by
-the views.
+the views. A claim started, completed, or ended by its last wrong code is
+written to the audit trail in the same transaction (never the email, the claim
+token or the code).
 """
 
 import secrets
@@ -19,6 +21,7 @@ from agent_auth.errors import (
     ClaimEnded,
     ClaimExpired,
     ClaimUsed,
+    HeadlessErrorCode,
     InvalidClaim,
     InvalidCode,
     InvalidOrganization,
@@ -27,6 +30,8 @@ from agent_auth.errors import (
 from agent_auth.models import Claim, ClaimStatus
 from agent_auth.outbox import queue_verification_email
 from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash, locked_claim_for_token_or_none
+from audit.models import AuditAction
+from audit.services import record_event
 from oauth.tokens import issue_access_token
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, OperatorError
@@ -87,6 +92,8 @@ def start_claim(*, email: str) -> StartedClaim:
     # Into the outbox with the claim, for a known and an unknown email alike (the same work);
     # the email worker sends it after commit, never this request (agent_auth.outbox).
     queue_verification_email(claim=claim, code=code)
+    # Recorded for an unknown email too (no person): the same work either way.
+    record_event(AuditAction.CLAIM_START, person_id=user.pk if user else None, client_id=HEADLESS_CLIENT_ID)
     return StartedClaim(claim_token=claim_token, expires_in=conf.headless_code_lifetime_seconds)
 
 
@@ -105,6 +112,14 @@ def _record_wrong_code(claim: Claim) -> InvalidCode:
     if claim.attempts >= allowed:
         claim.status = ClaimStatus.ENDED
     claim.save(update_fields=["attempts", "status"])
+    if claim.status == ClaimStatus.ENDED:
+        record_event(
+            AuditAction.CLAIM_END,
+            outcome=HeadlessErrorCode.INVALID_CODE,
+            person_id=claim.user_id,
+            client_id=HEADLESS_CLIENT_ID,
+            detail={"attempts": claim.attempts},
+        )
     remaining = max(allowed - claim.attempts, 0)
     if remaining == 0:
         return InvalidCode("Wrong code. No attempts remain; start again at /api/agent/auth.", attempts_remaining=0)
@@ -167,6 +182,13 @@ def complete_claim(*, claim_token: str, code: str, organization_id: str | None =
                 client_id=HEADLESS_CLIENT_ID,
                 scopes=list(HEADLESS_SCOPES),
                 expires_in=conf.headless_token_lifetime_seconds,
+            )
+            record_event(
+                AuditAction.CLAIM_COMPLETION,
+                person_id=claim.user.pk,
+                organization_id=organization.pk,
+                client_id=HEADLESS_CLIENT_ID,
+                detail={"scopes": list(HEADLESS_SCOPES)},
             )
     if failure is not None:
         raise failure

@@ -16,6 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from mcp_operator.admission import admit_operator_call
+from mcp_operator.audit_trail import record_operator_call
 from mcp_operator.auth import authenticate_operator_request
 from mcp_operator.server_card import (
     INSTRUCTIONS,
@@ -37,7 +38,7 @@ DISCOVERY_CACHE_CONTROL = "public, max-age=300"
 
 @functools.cache
 def operator_endpoint() -> McpEndpoint:
-    """The `/api/mcp/operator` endpoint: bearer authentication, the five tools, the server card."""
+    """The `/api/mcp/operator` endpoint: bearer authentication, the five tools (each call audited), the server card."""
     return McpEndpoint(
         server_info=ServerInfo(
             name=SERVER_NAME,
@@ -45,7 +46,7 @@ def operator_endpoint() -> McpEndpoint:
             version=operator_settings().server_version,
             instructions=INSTRUCTIONS,
         ),
-        tools=ToolRegistry(TOOLS, admission=admit_operator_call),
+        tools=ToolRegistry(TOOLS, admission=admit_operator_call, on_call=record_operator_call),
         resources=ServerCardResources(),
         authenticate=authenticate_operator_request,
     )

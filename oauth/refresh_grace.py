@@ -46,6 +46,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_refresh_token_model
 from oauth2_provider.settings import oauth2_settings
 
+from oauth import audit_trail
 from oauth.models import RefreshRotation
 from operator_core.conf import operator_settings
 from operator_core.request_log import annotate, current_request_id
@@ -298,6 +299,7 @@ def _revoke_family(rotated: Any, *, client: Any, reason: str) -> None:
         return
     RefreshToken.revoke_family(family)
     RefreshRotation.objects.filter(rotated__token_family=family).delete()
+    audit_trail.record_refresh_token_reuse(rotated=rotated, client=client, reason=reason)
     _audit(EVENT_REUSE_FAMILY_REVOKED, rotated=rotated, client_id=client.client_id, reason=reason)
 
 

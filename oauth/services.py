@@ -20,6 +20,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.views.dynamic_client_registration import _build_application_kwargs
 
+from oauth.audit_trail import record_code_replay
 from oauth.models import Application, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
@@ -91,6 +92,7 @@ def revoke_tokens_of_replayed_code(*, code: str, application: Application) -> bo
         get_refresh_token_model().revoke_family(redeemed.token_family)
     if redeemed.access_token_id:
         get_access_token_model().objects.filter(pk=redeemed.access_token_id).delete()
+    record_code_replay(application=application, token_family=redeemed.token_family)
     return True
 
 

@@ -17,6 +17,8 @@ docs/development/decisions.md#authorization-server):
 - revoke what a replayed authorization code issued (OAuth 2.1 §4.1.3);
 - answer a rotated refresh token presented again within the grace window with
   the rotation's answer, and judge every other reuse (`oauth.refresh_grace`).
+- write code exchanges, refreshes, revocations and refresh-token reuse to the
+  audit trail (oauth/audit_trail.py), each through one hook call.
 
 Errors answer through oauthlib (False, or one of its error types); DOT renders them.
 """
@@ -32,7 +34,7 @@ from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749 import errors
 
-from oauth import refresh_grace, services
+from oauth import audit_trail, refresh_grace, services
 from oauth.selectors import holds_operator_role
 from operator_core.conf import operator_settings
 
@@ -263,6 +265,22 @@ class OperatorOAuth2Validator(OAuth2Validator):
         refresh_token.save()
         request.operator_token_family = token_family
         return refresh_token
+
+    # --- audit trail -------------------------------------------------------------------
+
+    def save_bearer_token(self, token: dict[str, Any], request: Any, *args: Any, **kwargs: Any) -> None:
+        super().save_bearer_token(token, request, *args, **kwargs)
+        audit_trail.record_tokens_issued(
+            grant_type=request.grant_type,
+            user_id=request.user.pk,
+            organization_id=getattr(request, "organization_id", None),
+            application=request.client,
+            scopes=list(request.scopes or []),
+        )
+
+    def revoke_token(self, token: str, token_type_hint: str | None, request: Any, *args: Any, **kwargs: Any) -> None:
+        audit_trail.record_token_revocation(token=token, application=request.client)
+        super().revoke_token(token, token_type_hint, request, *args, **kwargs)
 
     # --- OpenID Connect --------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
 from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
 
+from oauth.audit_trail import record_authorization_decision
 from oauth.cimd import cimd_failure_message
 from oauth.forms import ConsentForm, SignInForm
 from oauth.selectors import eligible_organizations, lti_key_set, registered_redirect_uri_or_none
@@ -169,7 +170,8 @@ class AuthorizeView(AuthorizationView):
       (docs/authentication.md#3-consent-and-the-organization-chooser);
     - the organization chosen (or the only eligible one) goes into `credentials`,
       which oauthlib copies onto its request for the validator to bind to the grant;
-    - every redirect back to the client carries `iss` (RFC 9207), errors included.
+    - every redirect back to the client carries `iss` (RFC 9207), errors included;
+    - every Allow and Deny is written to the audit trail, with the organization chosen.
     """
 
     template_name = "oauth/consent.html"
@@ -256,6 +258,8 @@ class AuthorizeView(AuthorizationView):
                 if isinstance(error, NoEligibleOrganization):
                     return render(self.request, "oauth/forbidden.html", status=403)
                 return _error_page(self.request, title="Organization not available", message=error.message, status=403)
+        else:
+            self.organization = _chosen_organization_or_none(self.request.user, form.cleaned_data.get("organization"))
         return super().form_valid(form)
 
     def form_invalid(self, form: ConsentForm) -> HttpResponse:
@@ -281,8 +285,27 @@ class AuthorizeView(AuthorizationView):
                     )
                     raise OAuthToolkitError(error=denied, redirect_uri=credentials.get("redirect_uri")) from None
             credentials["organization_id"] = str(organization.pk)
+        else:
+            # DOT raises access_denied next, so the denial is recorded outside its transaction.
+            self._record_decision(request, credentials, scopes, granted=False)
         with transaction.atomic():
-            return super().create_authorization_response(request, scopes, credentials, allow)
+            response = super().create_authorization_response(request, scopes, credentials, allow)
+            if allow:
+                self._record_decision(request, credentials, scopes, granted=True)
+            return response
+
+    def _record_decision(
+        self, request: HttpRequest, credentials: dict[str, Any], scopes: str, *, granted: bool
+    ) -> None:
+        organization = getattr(self, "organization", None)
+        organization_id = credentials.get("organization_id") or (organization.pk if organization else None)
+        record_authorization_decision(
+            user_id=request.user.pk,
+            client_id=credentials.get("client_id") or "",
+            organization_id=organization_id,
+            granted=granted,
+            scopes=scopes.split() if scopes else [],
+        )
 
     def error_response(self, error: OAuthToolkitError, application: Any, **kwargs: Any) -> HttpResponse:
         redirect, response = OAuthLibMixin.error_response(self, error, **kwargs)
@@ -400,3 +423,11 @@ class RegisterView(DynamicClientRegistrationView):
         response = JsonResponse(registered, status=201)
         response["Cache-Control"] = "no-store"
         return response
+
+
+def _chosen_organization_or_none(user: Any, organization_id: str | None) -> Any:
+    """The organization picked on a denied consent, for the audit trail; None when not one of the person's."""
+    try:
+        return require_eligible_organization(user, organization_id=organization_id)
+    except Forbidden:
+        return None

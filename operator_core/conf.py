@@ -39,6 +39,7 @@ class OperatorSettings:
     tool_lease_seconds: int
     docs_calls_per_minute: int
     sign_in_attempts_per_minute: int
+    audit_retention_days: int
     trusted_proxies: int
     max_request_bytes: int
     token_leeway_seconds: int

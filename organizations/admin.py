@@ -29,7 +29,9 @@ from organizations.services import (
 def _save_membership(request: HttpRequest, membership: Membership, *, role_changed: bool) -> Membership:
     """Route a membership saved by the admin through the services; returns the saved row."""
     if membership.pk is None:
-        return add_membership(user=membership.user, organization=membership.organization, role=membership.role)
+        return add_membership(
+            user=membership.user, organization=membership.organization, role=membership.role, changed_by=request.user
+        )
     if role_changed:
         new_role = membership.role
         membership.role = Membership.objects.values_list("role", flat=True).get(pk=membership.pk)
@@ -92,7 +94,7 @@ class OrganizationAdmin(admin.ModelAdmin):
         for deleted in formset.deleted_forms:
             if deleted.instance.pk is not None:
                 formset.deleted_objects.append(deleted.instance)
-                remove_membership(membership=deleted.instance)
+                remove_membership(membership=deleted.instance, changed_by=request.user)
 
 
 class MembershipForm(forms.ModelForm):
@@ -132,11 +134,11 @@ class MembershipAdmin(admin.ModelAdmin):
         return ("user", "organization") if obj is not None else ()
 
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
-        remove_membership(membership=obj)
+        remove_membership(membership=obj, changed_by=request.user)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
         for membership in queryset:
-            remove_membership(membership=membership)
+            remove_membership(membership=membership, changed_by=request.user)
 
     def save_model(self, request: HttpRequest, obj: Membership, form: forms.ModelForm, change: bool) -> None:
         saved = _save_membership(request, obj, role_changed=change and "role" in form.changed_data)

@@ -3,6 +3,8 @@
 Each function is one business operation and is atomic. Source text is processed
 deterministically (organizations/processing.py); the search index follows the
 chunk rows automatically (triggers on SQLite, a generated column on PostgreSQL).
+Every change of a person's role in an organization (given, changed, taken away)
+is written to the audit trail in its transaction.
 """
 
 from collections.abc import Iterable
@@ -13,6 +15,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from audit.models import AuditAction
+from audit.services import record_event
 from operator_core.errors import Conflict, InvalidArguments
 from organizations.models import (
     Membership,
@@ -49,17 +53,28 @@ def create_organization(*, slug: str, name: str) -> Organization:
 
 
 @transaction.atomic
-def add_membership(*, user: AbstractBaseUser, organization: Organization, role: Role | str) -> Membership:
+def add_membership(
+    *,
+    user: AbstractBaseUser,
+    organization: Organization,
+    role: Role | str,
+    changed_by: AbstractBaseUser | None = None,
+) -> Membership:
     """Give `user` a role in `organization`; Conflict if they already have one there."""
     _require_role(role)
     if Membership.objects.filter(user=user, organization=organization).exists():
         raise Conflict("This person already has a role in this organization.", field="user")
-    return Membership.objects.create(user=user, organization=organization, role=role)
+    membership = Membership.objects.create(user=user, organization=organization, role=role)
+    _record_role_change(membership, old_role=None, new_role=role, changed_by=changed_by)
+    return membership
 
 
-def remove_membership(*, membership: Membership) -> None:
+@transaction.atomic
+def remove_membership(*, membership: Membership, changed_by: AbstractBaseUser | None = None) -> None:
     """Take away the person's role in the organization (tokens stop working on their next use)."""
-    Membership.objects.filter(pk=membership.pk).delete()
+    deleted, _ = Membership.objects.filter(pk=membership.pk).delete()
+    if deleted:
+        _record_role_change(membership, old_role=membership.role, new_role=None, changed_by=changed_by)
 
 
 @transaction.atomic
@@ -86,8 +101,22 @@ def record_role_change(*, membership: Membership, role: Role | str, changed_by: 
         change_message=f"Role changed from {Role(old_role).value} to {Role(role).value}.",
         single_object=True,
     )
+    _record_role_change(locked, old_role=old_role, new_role=role, changed_by=changed_by)
     membership.role, membership.updated_at = locked.role, locked.updated_at
     return membership
+
+
+def _record_role_change(
+    membership: Membership, *, old_role: str | None, new_role: str | None, changed_by: AbstractBaseUser | None
+) -> None:
+    # None on one side: the role was given or taken away with the membership itself.
+    record_event(
+        AuditAction.ROLE_CHANGE,
+        person_id=membership.user_id,
+        organization_id=membership.organization_id,
+        actor_id=changed_by.pk if changed_by is not None else None,
+        detail={"from": Role(old_role).value if old_role else None, "to": Role(new_role).value if new_role else None},
+    )
 
 
 def _require_role(role: str) -> None:

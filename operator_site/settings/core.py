@@ -22,6 +22,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "oauth2_provider",
     "operator_site",
+    "audit",
     "organizations",
     "oauth",
     "mcp_operator",

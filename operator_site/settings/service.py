@@ -34,6 +34,7 @@ OPERATOR = {
     "tool_lease_seconds": env.env_int("OPERATOR_TOOL_LEASE_SECONDS", 60),
     "docs_calls_per_minute": env.env_int("OPERATOR_DOCS_CALLS_PER_MINUTE", 300),
     "sign_in_attempts_per_minute": env.env_int("OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE", 10),
+    "audit_retention_days": env.env_int("OPERATOR_AUDIT_RETENTION_DAYS", 180),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
     "max_request_bytes": 1024 * 1024,
     # Clock skew tolerated between app servers when checking exp, nbf and iat (docs/deploy.md).

@@ -22,8 +22,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets reads proceed while a write is in flight; IMMEDIATE takes the write
     # lock when a transaction begins, so concurrent writers wait out the busy
     # timeout instead of failing at once with "database is locked" on upgrade.
+    # synchronous=NORMAL: in WAL mode a commit then waits for no fsync (only
+    # checkpoints do); the database stays consistent, and a machine crash may
+    # lose the last commits. Every tool call writes its audit record, and a
+    # synced commit cost more than the call (docs/development/decisions.md#audit-trail).
     DATABASES["default"]["OPTIONS"] = {
-        "init_command": "PRAGMA journal_mode=WAL;",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
     }

@@ -8,6 +8,7 @@ from django.test import TestCase
 from django.utils import timezone
 
 from agent_auth.models import Claim, IdempotencyRecord
+from audit.models import AuditAction, AuditEvent
 from oauth.models import Application, RedeemedCode
 from tests.factories import make_idempotency_record
 
@@ -61,3 +62,25 @@ class PurgeExpiredTests(TestCase):
         self.assertFalse(RedeemedCode.objects.filter(pk=lapsed.pk).exists())
         self.assertTrue(RedeemedCode.objects.filter(pk=live.pk).exists())
         self.assertIn("1 exchanged codes", output)
+
+
+class PurgeAuditTests(TestCase):
+    def purge(self) -> str:
+        out = io.StringIO()
+        call_command("purge_expired", stdout=out)
+        return out.getvalue()
+
+    def test_audit_events_past_the_retention_are_deleted(self) -> None:
+        AuditEvent.objects.bulk_create(
+            [
+                AuditEvent(
+                    occurred_at=timezone.now() - timedelta(days=days), action=AuditAction.CLAIM_START, outcome="ok"
+                )
+                for days in (181, 1)
+            ]
+        )
+
+        output = self.purge()
+
+        self.assertEqual(AuditEvent.objects.count(), 1)
+        self.assertIn("1 audit events", output)

@@ -2,9 +2,11 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.db import IntegrityError, transaction
 from django.test import TestCase
 
+from audit.models import AuditAction, AuditEvent
 from operator_core.errors import ErrorCode, InvalidArguments, OperatorError
 from organizations.models import Membership, Role
 from organizations.services import add_membership, record_role_change, remove_membership
+from tests.audit.support import only_event
 from tests.factories import make_membership, make_organization, make_user
 
 
@@ -91,3 +93,34 @@ class RemoveMembershipTests(TestCase):
         remove_membership(membership=membership)
 
         self.assertEqual(list(Membership.objects.all()), [other])
+
+
+class RoleChangeRecordTests(TestCase):
+    def test_a_role_change_records_the_person_the_organization_both_roles_and_who_changed_it(self) -> None:
+        membership = make_membership(role=Role.MEMBER)
+        staff = make_user(is_staff=True)
+
+        record_role_change(membership=membership, role=Role.LEARNER, changed_by=staff)
+
+        event = only_event(self, action=AuditAction.ROLE_CHANGE)
+        self.assertEqual((event.person_id, event.organization_id), (membership.user_id, membership.organization_id))
+        self.assertEqual(event.actor_id, staff.pk)
+        self.assertEqual(event.detail, {"from": "member", "to": "learner"})
+
+    def test_setting_the_same_role_records_nothing(self) -> None:
+        membership = make_membership(role=Role.ADMIN)
+
+        record_role_change(membership=membership, role=Role.ADMIN, changed_by=make_user())
+
+        self.assertFalse(AuditEvent.objects.exists())
+
+    def test_a_role_given_and_taken_away_is_recorded_from_and_to_nothing(self) -> None:
+        staff = make_user(is_staff=True)
+        membership = add_membership(
+            user=make_user(), organization=make_organization(), role=Role.ADMIN, changed_by=staff
+        )
+
+        remove_membership(membership=membership, changed_by=staff)
+
+        details = list(AuditEvent.objects.order_by("id").values_list("detail", flat=True))
+        self.assertEqual(details, [{"from": None, "to": "admin"}, {"from": "admin", "to": None}])

@@ -9,6 +9,7 @@ from oauth2_provider.models import clear_expired
 from agent_auth.idempotency import purge_expired_records
 from agent_auth.outbox import purge_finished_attempts
 from agent_auth.services import purge_expired_claims
+from audit.services import purge_audit_events
 from oauth.refresh_grace import purge_expired_rotations
 from oauth.services import purge_redeemed_codes
 
@@ -16,7 +17,8 @@ from oauth.services import purge_redeemed_codes
 class Command(BaseCommand):
     help = (
         "Delete expired OAuth tokens and grants, exchanged-code records, refresh answers kept past "
-        "their grace window, headless claims, Idempotency-Key records and finished email attempts. "
+        "their grace window, headless claims, Idempotency-Key records, finished email attempts and "
+        "audit events past their retention. "
         "Safe to run at any time; run it daily."
     )
 
@@ -28,7 +30,8 @@ class Command(BaseCommand):
         claims = purge_expired_claims(now=now)
         records = purge_expired_records(now=now)
         attempts = purge_finished_attempts(now=now)
+        events = purge_audit_events(now=now)
         self.stdout.write(
             f"Purged expired tokens and grants, {codes} exchanged codes, {rotations} refresh answers, "
-            f"{claims} claims, {records} idempotency records, {attempts} email attempts."
+            f"{claims} claims, {records} idempotency records, {attempts} email attempts, {events} audit events."
         )

@@ -135,12 +135,12 @@ class ListSourcesToolTests(OperatorEndpointTestCase):
 
         self.assertEqual(result.error["field"], "limit")
 
-    def test_a_page_of_sources_costs_two_queries(self) -> None:
+    def test_a_page_of_sources_costs_two_queries_and_the_audit_insert(self) -> None:
         for minute in range(5):
             self._source(minutes=minute)
 
-        # the person with their membership, sources with chunk counts and lengths
-        with self.assertNumQueries(2):
+        # the person with their membership, sources with chunk counts and lengths, the audit record
+        with self.assertNumQueries(3):
             result = self.call_tool(self.member, "list_sources", limit=4)
 
         self.assertEqual(len(result.structured["sources"]), 4)

@@ -125,12 +125,12 @@ class SearchKnowledgeToolTests(OperatorEndpointTestCase):
 
         self.assertEqual(result.error["field"], "limit")
 
-    def test_a_search_costs_two_queries(self) -> None:
+    def test_a_search_costs_two_queries_and_the_audit_insert(self) -> None:
         for _ in range(5):
             make_source(organization=self.organization, text="Helmets are required on site.")
 
-        # the person with their membership, one search
-        with self.assertNumQueries(2):
+        # the person with their membership, one search, the audit record
+        with self.assertNumQueries(3):
             result = self.call_tool(self.member, "search_knowledge", query="helmets", limit=10)
 
         self.assertEqual(len(result.structured["results"]), 5)

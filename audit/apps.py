@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class AuditConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "audit"
+    verbose_name = "Audit trail"

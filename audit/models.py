@@ -1,0 +1,89 @@
+"""The audit trail: one append-only row per access or change of access (docs/operations.md#audit-trail).
+
+Rows name people, organizations and clients by id and never hold a token, a
+code, a secret or an email address. The person, the organization and the actor
+are foreign keys without a database constraint and with `DO_NOTHING`: deleting
+a person or an organization leaves their rows in place (the trail outlives what
+it describes), and the trail never blocks a deletion. The client is named by its
+`client_id` (the headless path's is not a registered application) and, where the
+writer had it at hand, its name.
+
+Rows are only ever inserted (`audit.services.record_event`) and deleted by age
+(`purge_audit_events`); a database trigger refuses every UPDATE (migration 0001).
+"""
+
+from django.conf import settings
+from django.db import models
+
+# The outcome of what went through; anything else is the error code the client was answered.
+OUTCOME_OK = "ok"
+
+
+class AuditAction(models.TextChoices):
+    TOOL_CALL = "tool_call", "Tool call"
+    AUTHORIZATION = "authorization", "Authorization (consent)"
+    CODE_EXCHANGE = "code_exchange", "Authorization code exchanged"
+    REFRESH = "refresh", "Tokens refreshed"
+    REVOCATION = "revocation", "Token revoked"
+    CODE_REPLAY = "code_replay", "Code replayed: its tokens revoked"
+    REFRESH_REUSE = "refresh_reuse", "Refresh token reused: its family revoked"
+    CLAIM_START = "claim_start", "Headless claim started"
+    CLAIM_COMPLETION = "claim_completion", "Headless claim completed"
+    CLAIM_END = "claim_end", "Headless claim ended after too many wrong codes"
+    ROLE_CHANGE = "role_change", "Role changed"
+
+
+class AuditEvent(models.Model):
+    id = models.BigAutoField(primary_key=True)
+    occurred_at = models.DateTimeField()
+    action = models.CharField(max_length=32, choices=AuditAction.choices)
+    # "ok", or the error code the client was answered (a tool error, access_denied, invalid_grant, ...)
+    outcome = models.CharField(max_length=64)
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    organization = models.ForeignKey(
+        "organizations.Organization",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    client_id = models.CharField("client ID", max_length=255, blank=True)
+    client_name = models.CharField(max_length=255, blank=True)
+    tool = models.CharField(max_length=64, blank=True)
+    duration_ms = models.FloatField("duration (ms)", null=True, blank=True)
+    request_id = models.CharField("request ID", max_length=128, blank=True)
+    # Who made a role change (staff); the person is whose role changed. The composite
+    # indexes below serve the person and organization filters; the foreign keys need none
+    # of their own, and each index is one more write per tool call.
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    # Small, non-secret facts of one action: the roles of a role change, the scopes granted.
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-occurred_at", "-id"]
+        indexes = [
+            models.Index(fields=["occurred_at"], name="audit_occurred_idx"),
+            models.Index(fields=["organization", "occurred_at"], name="audit_org_occurred_idx"),
+            models.Index(fields=["person", "occurred_at"], name="audit_person_occurred_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} at {self.occurred_at:%Y-%m-%d %H:%M:%S}"

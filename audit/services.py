@@ -1,0 +1,165 @@
+"""Writes of the audit trail: one INSERT per event, and the retention purge.
+
+Every writer records through `record_event`, inside its own transaction when it
+has one, so an event is kept exactly when what it describes is. A tool call is
+on the hot path (docs/development/architecture.md, "One tool call, step by
+step"), so the INSERT is built once per process from the model's columns and
+each event costs one statement: no model instance, no signals, no RETURNING
+(the approach of `organizations/operator_access.py`). The request id comes from
+the request being served (`operator_core.request_log`); outside a request it is
+empty.
+
+Durability: an event written inside a transaction is exactly as durable as that
+transaction. A tool call's record is written outside any (a tool call only
+reads), and a commit that waits for the disk would cost more than the call
+itself (bench/README.md); on PostgreSQL, `record_tool_call` therefore commits
+it asynchronously (`synchronous_commit` off for that one statement): a crash of
+the database server may lose the records of the last fraction of a second, and
+never leaves a partial one. The embedded SQLite runs WAL with
+`synchronous=NORMAL` (operator_site/settings/storage.py) to the same effect.
+
+Callers pass ids and names only. Nothing here accepts a token, a code or a
+secret, and nothing may put one into `detail`.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import Field
+from django.utils import timezone
+
+from audit.models import OUTCOME_OK, AuditAction, AuditEvent
+from operator_core.conf import operator_settings
+from operator_core.request_log import current_request_id
+
+# The columns of one INSERT, in the order of `_row`.
+_COLUMNS = (
+    "occurred_at",
+    "action",
+    "outcome",
+    "person",
+    "organization",
+    "client_id",
+    "client_name",
+    "tool",
+    "duration_ms",
+    "request_id",
+    "actor",
+    "detail",
+)
+_NAME_LENGTH = AuditEvent._meta.get_field("client_name").max_length
+
+
+def record_tool_call(
+    *,
+    person_id: int,
+    organization_id: str | uuid.UUID | None,
+    client_id: str,
+    tool: str,
+    outcome: str,
+    duration_ms: float,
+) -> None:
+    """Append one tool call: a single INSERT, committed without waiting for the disk outside a transaction."""
+    values = _row(
+        AuditAction.TOOL_CALL,
+        outcome=outcome,
+        person_id=person_id,
+        organization_id=organization_id,
+        client_id=client_id,
+        tool=tool,
+        duration_ms=duration_ms,
+    )
+    _insert(values, asynchronous=not connection.in_atomic_block and _binds_on_client())
+
+
+def record_event(
+    action: AuditAction,
+    *,
+    outcome: str = OUTCOME_OK,
+    person_id: int | None = None,
+    organization_id: str | uuid.UUID | None = None,
+    client_id: str = "",
+    client_name: str = "",
+    actor_id: int | None = None,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Append one event to the trail: a single INSERT, in the caller's transaction if it has one."""
+    values = _row(
+        action,
+        outcome=outcome,
+        person_id=person_id,
+        organization_id=organization_id,
+        client_id=client_id,
+        client_name=client_name,
+        actor_id=actor_id,
+        detail=detail,
+    )
+    _insert(values, asynchronous=False)
+
+
+def _row(
+    action: AuditAction,
+    *,
+    outcome: str,
+    person_id: int | None,
+    organization_id: str | uuid.UUID | None,
+    client_id: str,
+    client_name: str = "",
+    tool: str = "",
+    duration_ms: float | None = None,
+    actor_id: int | None = None,
+    detail: dict[str, Any] | None = None,
+) -> tuple[Any, ...]:
+    """The values of one row, in the order of `_COLUMNS`."""
+    return (
+        timezone.now(),
+        str(action),
+        str(outcome),
+        person_id,
+        organization_id,
+        client_id,
+        client_name[:_NAME_LENGTH],
+        tool,
+        duration_ms,
+        current_request_id() or "",
+        actor_id,
+        detail or {},
+    )
+
+
+def _insert(values: tuple[Any, ...], *, asynchronous: bool) -> None:
+    sql, fields = _insert_statement(connection.vendor, asynchronous=asynchronous)
+    params = [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def _binds_on_client() -> bool:
+    # Two statements in one execute() need client-side binding: Django's default with
+    # psycopg, unless OPTIONS asks for server-side binding.
+    return connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get("server_side_binding")
+
+
+@functools.cache
+def _insert_statement(vendor: str, *, asynchronous: bool) -> tuple[str, tuple[Field, ...]]:
+    meta = AuditEvent._meta
+    fields = tuple(meta.get_field(name) for name in _COLUMNS)
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    # Identifiers from the model, quoted by the backend; values are parameters.
+    insert = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})"  # noqa: S608
+    # Both statements run in one implicit transaction, so SET LOCAL ends with it.
+    return (f"SET LOCAL synchronous_commit TO OFF; {insert}" if asynchronous else insert), fields
+
+
+def purge_audit_events(*, now: datetime) -> int:
+    """Delete events older than the retention (`OPERATOR["audit_retention_days"]`); return how many went."""
+    cutoff = now - timedelta(days=operator_settings().audit_retention_days)
+    deleted, _ = AuditEvent.objects.filter(occurred_at__lt=cutoff).delete()
+    return deleted

@@ -1,0 +1,127 @@
+"""The authorization server's events in the audit trail (docs/operations.md#audit-trail).
+
+One function per event, each appending one row through `audit.services.record_event`
+in the caller's transaction: a consent (granted or denied, with the organization
+chosen), a code exchanged, tokens refreshed, a token revoked, a replayed code
+and a reused refresh token (each answered `invalid_grant` and revoking what it
+reached). Rows carry the person, the organization, the client's id and name and
+the scopes; never a token, a code or a secret: tokens are looked up here by
+their SHA-256 checksum, the way DOT stores them, and the checksum is not kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
+from oauthlib.oauth2.rfc6749.errors import AccessDeniedError, InvalidGrantError
+
+from audit.models import OUTCOME_OK, AuditAction
+from audit.services import record_event
+from oauth.models import Application
+
+GRANT_AUTHORIZATION_CODE = "authorization_code"
+GRANT_REFRESH_TOKEN = "refresh_token"
+TOKEN_TYPE_ACCESS = "access_token"
+TOKEN_TYPE_REFRESH = "refresh_token"
+
+
+def _checksum(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def record_authorization_decision(
+    *, user_id: int, client_id: str, organization_id: uuid.UUID | None, granted: bool, scopes: list[str]
+) -> None:
+    """A consent: `ok` when granted, `access_denied` (what the client is answered) when denied."""
+    client_name = Application.objects.filter(client_id=client_id).values_list("name", flat=True).first() or ""
+    record_event(
+        AuditAction.AUTHORIZATION,
+        outcome=OUTCOME_OK if granted else AccessDeniedError.error,
+        person_id=user_id,
+        organization_id=organization_id,
+        client_id=client_id,
+        client_name=client_name,
+        detail={"scopes": scopes},
+    )
+
+
+def record_tokens_issued(
+    *, grant_type: str, user_id: int, organization_id: str | None, application: Application, scopes: list[str]
+) -> None:
+    """A code exchanged or tokens refreshed."""
+    action = AuditAction.CODE_EXCHANGE if grant_type == GRANT_AUTHORIZATION_CODE else AuditAction.REFRESH
+    record_event(
+        action,
+        person_id=user_id,
+        organization_id=organization_id,
+        client_id=application.client_id,
+        client_name=application.name,
+        detail={"scopes": scopes},
+    )
+
+
+def record_token_revocation(*, token: str, application: Any) -> None:
+    """A revocation (RFC 7009) of a live token of `application`; call it before DOT revokes.
+
+    The endpoint answers 200 whatever it was sent, so nothing is recorded for a
+    token that is unknown, already revoked or another client's.
+    """
+    if getattr(application, "pk", None) is None:
+        return
+    lookup = {"token_checksum": _checksum(token), "application_id": application.pk}
+    fields = ("user_id", "organization_id")
+    holder = get_access_token_model().objects.filter(**lookup).values(*fields).first()
+    token_type = TOKEN_TYPE_ACCESS
+    if holder is None:
+        holder = get_refresh_token_model().objects.filter(revoked__isnull=True, **lookup).values(*fields).first()
+        token_type = TOKEN_TYPE_REFRESH
+    if holder is None:
+        return
+    record_event(
+        AuditAction.REVOCATION,
+        person_id=holder["user_id"],
+        organization_id=holder["organization_id"],
+        client_id=application.client_id,
+        client_name=application.name,
+        detail={"token_type": token_type},
+    )
+
+
+def record_refresh_token_reuse(*, rotated: Any, client: Any, reason: str) -> None:
+    """A rotated refresh token presented again: answered `invalid_grant`, its family revoked (RFC 9700 §4.14.2).
+
+    `rotated` is the presented token's row; `reason` is `oauth.refresh_grace`'s
+    (outside the grace window, or after its successor was used).
+    """
+    record_event(
+        AuditAction.REFRESH_REUSE,
+        outcome=InvalidGrantError.error,
+        person_id=rotated.user_id,
+        organization_id=rotated.organization_id,
+        client_id=client.client_id,
+        client_name=client.name,
+        detail={"reason": reason},
+    )
+
+
+def record_code_replay(*, application: Application, token_family: uuid.UUID | None) -> None:
+    """A code exchanged twice: answered `invalid_grant`, its tokens revoked (OAuth 2.1 §4.1.3)."""
+    holder = None
+    if token_family is not None:
+        holder = (
+            get_refresh_token_model()
+            .objects.filter(token_family=token_family)
+            .values("user_id", "organization_id")
+            .first()
+        )
+    record_event(
+        AuditAction.CODE_REPLAY,
+        outcome=InvalidGrantError.error,
+        person_id=holder["user_id"] if holder else None,
+        organization_id=holder["organization_id"] if holder else None,
+        client_id=application.client_id,
+        client_name=application.name,
+    )

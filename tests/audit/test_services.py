@@ -1,0 +1,98 @@
+"""The audit trail's writes: one row per event, append-only, pruned by age."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.test import TestCase, TransactionTestCase, override_settings
+from django.utils import timezone
+
+from audit.models import OUTCOME_OK, AuditAction, AuditEvent
+from audit.services import purge_audit_events, record_event, record_tool_call
+from tests.factories import make_membership
+
+
+class RecordEventTests(TestCase):
+    def test_a_tool_call_is_one_insert_with_every_field(self) -> None:
+        membership = make_membership()
+
+        with self.assertNumQueries(1):
+            record_tool_call(
+                outcome="not_found",
+                person_id=membership.user_id,
+                organization_id=membership.organization_id,
+                client_id="client-1",
+                tool="get_module",
+                duration_ms=1.25,
+            )
+
+        event = AuditEvent.objects.get()
+        self.assertEqual(event.action, AuditAction.TOOL_CALL)
+        self.assertEqual(event.outcome, "not_found")
+        self.assertEqual(event.person, membership.user)
+        self.assertEqual(event.organization, membership.organization)
+        self.assertEqual((event.client_id, event.tool, event.duration_ms), ("client-1", "get_module", 1.25))
+        self.assertEqual(event.request_id, "")
+        self.assertEqual(event.detail, {})
+        self.assertLess(abs(event.occurred_at - timezone.now()), timedelta(minutes=1))
+
+    def test_an_event_outlives_the_person_and_organization_it_names(self) -> None:
+        membership = make_membership()
+        record_event(AuditAction.ROLE_CHANGE, person_id=membership.user_id, organization_id=membership.organization_id)
+
+        membership.organization.delete()
+        membership.user.delete()
+
+        event = AuditEvent.objects.get()
+        self.assertEqual(event.outcome, OUTCOME_OK)
+        self.assertIsNotNone(event.person_id)
+        self.assertIsNotNone(event.organization_id)
+
+    def test_the_database_refuses_to_change_an_event(self) -> None:
+        record_event(AuditAction.CLAIM_START)
+
+        with self.assertRaises(DatabaseError), transaction.atomic():
+            AuditEvent.objects.update(outcome="tampered")
+
+        self.assertEqual(AuditEvent.objects.get().outcome, OUTCOME_OK)
+
+
+class ToolCallOutsideATransactionTests(TransactionTestCase):
+    def test_a_tool_call_outside_a_transaction_is_stored_and_durability_comes_back_after_it(self) -> None:
+        self.assertFalse(connection.in_atomic_block)
+
+        record_tool_call(
+            person_id=1, organization_id=None, client_id="c", tool="list_modules", outcome=OUTCOME_OK, duration_ms=1.0
+        )
+
+        self.assertEqual(AuditEvent.objects.get().tool, "list_modules")
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT current_setting('synchronous_commit')")
+                self.assertEqual(cursor.fetchone()[0], "on")
+
+
+def _event_aged(days: float) -> AuditEvent:
+    # The service always stamps the present, and rows are never updated: an old event is inserted as old.
+    event = AuditEvent(action=AuditAction.CLAIM_START, outcome=OUTCOME_OK)
+    event.occurred_at = timezone.now() - timedelta(days=days)
+    AuditEvent.objects.bulk_create([event])
+    return AuditEvent.objects.latest("id")
+
+
+class PurgeAuditEventsTests(TestCase):
+    def test_events_older_than_180_days_go_and_younger_ones_stay(self) -> None:
+        old, recent = _event_aged(181), _event_aged(179)
+
+        deleted = purge_audit_events(now=timezone.now())
+
+        self.assertEqual(deleted, 1)
+        self.assertEqual(list(AuditEvent.objects.values_list("pk", flat=True)), [recent.pk])
+        self.assertFalse(AuditEvent.objects.filter(pk=old.pk).exists())
+
+    @override_settings(OPERATOR={**settings.OPERATOR, "audit_retention_days": 30})
+    def test_the_retention_is_a_setting(self) -> None:
+        _event_aged(31)
+        _event_aged(29)
+
+        self.assertEqual(purge_audit_events(now=timezone.now()), 1)
