@@ -17,8 +17,10 @@ from oauth2_provider.models import (
     AbstractGrant,
     AbstractIDToken,
     AbstractRefreshToken,
+    ClientSecretField,
 )
 
+from oauth.client_secrets import client_secret_digest, is_client_secret_digest, is_password_hash
 from oauth.redirect_uris import (
     APPLICATION_TYPE_NATIVE,
     APPLICATION_TYPE_WEB,
@@ -47,12 +49,42 @@ class DigestField(models.CharField):
         return None if value is None else code_digest(value)
 
 
+class ClientSecretDigestField(ClientSecretField):
+    """Stores a client secret as its keyed digest (oauth/client_secrets.py), not as DOT's password hash.
+
+    A value already stored (a digest, or a password hash from before digests)
+    is kept as it is, so saving a loaded application never digests a digest.
+    `hash_client_secret=False` keeps DOT's meaning: the secret is stored as given.
+    """
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        secret = getattr(model_instance, self.attname)
+        keep = (
+            not getattr(model_instance, "hash_client_secret", True)
+            or not secret
+            or is_client_secret_digest(secret)
+            or is_password_hash(secret)
+        )
+        if keep:
+            return models.CharField.pre_save(self, model_instance, add)
+        digest = client_secret_digest(secret)
+        setattr(model_instance, self.attname, digest)
+        return digest
+
+
 class ApplicationType(models.TextChoices):
     WEB = APPLICATION_TYPE_WEB, "Web"
     NATIVE = APPLICATION_TYPE_NATIVE, "Native"
 
 
 class Application(AbstractApplication):
+    client_secret = ClientSecretDigestField(
+        max_length=255,
+        blank=True,
+        default=AbstractApplication._meta.get_field("client_secret").default,
+        db_index=True,
+        help_text="Stored as a keyed digest on save: copy a new secret before saving.",
+    )
     # OIDC Dynamic Client Registration `application_type`, stored and echoed. It does not
     # decide which redirect URIs are accepted: oauth/redirect_uris.py says why.
     application_type = models.CharField(max_length=8, choices=ApplicationType.choices, default=ApplicationType.WEB)

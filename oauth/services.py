@@ -4,7 +4,8 @@
   when REDIS_URL is set);
 - dynamic client registration with our client rules (RFC 7591);
 - the ledger of exchanged authorization codes, so that a replayed code revokes
-  every token it issued (OAuth 2.1 §4.1.3).
+  every token it issued (OAuth 2.1 §4.1.3);
+- the check of a client secret against its stored digest (oauth/client_secrets.py).
 """
 
 import hashlib
@@ -14,13 +15,17 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth.hashers import check_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.views.dynamic_client_registration import _build_application_kwargs
 
 from oauth.audit_trail import record_code_replay
+from oauth.client_secrets import client_secret_digest, digest_matches, is_client_secret_digest, is_password_hash
 from oauth.models import Application, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
@@ -94,6 +99,37 @@ def revoke_tokens_of_replayed_code(*, code: str, application: Application) -> bo
         get_access_token_model().objects.filter(pk=redeemed.access_token_id).delete()
     record_code_replay(application=application, token_family=redeemed.token_family)
     return True
+
+
+def verify_client_secret(*, presented: str, stored: str) -> bool:
+    """Whether `presented` is the client secret stored as `stored`; constant time for a digest.
+
+    A secret still stored under an older scheme (a Django password hash, as DOT
+    stored them, or a digest under a key now in `SECRET_KEY_FALLBACKS`) is moved
+    to the current digest on its first successful check: the slow check is paid
+    once per client, never again. A secret stored in clear (DOT's
+    `hash_client_secret=False`) is compared as DOT does.
+    """
+    if is_client_secret_digest(stored):
+        if digest_matches(presented, stored):
+            return True
+        for old_key in settings.SECRET_KEY_FALLBACKS:
+            if digest_matches(presented, stored, key=old_key):
+                _store_current_digest(stored=stored, secret=presented)
+                return True
+        return False
+    if is_password_hash(stored):
+        if not check_password(presented, stored):
+            return False
+        _store_current_digest(stored=stored, secret=presented)
+        return True
+    return constant_time_compare(presented, stored)
+
+
+def _store_current_digest(*, stored: str, secret: str) -> None:
+    # Found by the old stored value: a salted password hash names one client, and
+    # another row with the same value would hold the same secret anyway.
+    Application.objects.filter(client_secret=stored).update(client_secret=client_secret_digest(secret))
 
 
 SUPPORTED_GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
@@ -195,7 +231,7 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
 
     Public clients register with `token_endpoint_auth_method: none`; any other
     supported method makes a confidential client whose secret appears only in
-    this response (it is stored hashed). Raises ClientMetadataError.
+    this response (it is stored as a keyed digest). Raises ClientMetadataError.
     """
     # A null member counts as absent: RFC 7591 §2 makes every member optional.
     data = {name: value for name, value in data.items() if value is not None}

@@ -16,7 +16,9 @@ docs/development/decisions.md#authorization-server):
   database never redeem each other's (RFC 8707 §2);
 - revoke what a replayed authorization code issued (OAuth 2.1 §4.1.3);
 - answer a rotated refresh token presented again within the grace window with
-  the rotation's answer, and judge every other reuse (`oauth.refresh_grace`).
+  the rotation's answer, and judge every other reuse (`oauth.refresh_grace`);
+- check client secrets against keyed digests, not password hashes
+  (oauth/client_secrets.py);
 - write code exchanges, refreshes, revocations and refresh-token reuse to the
   audit trail (oauth/audit_trail.py), each through one hook call.
 
@@ -265,6 +267,12 @@ class OperatorOAuth2Validator(OAuth2Validator):
         refresh_token.save()
         request.operator_token_family = token_family
         return refresh_token
+
+    # --- client authentication ---------------------------------------------------------
+
+    def _check_secret(self, provided_secret: str, stored_secret: str) -> bool:
+        """A keyed digest in constant time instead of DOT's password hash (oauth/client_secrets.py)."""
+        return services.verify_client_secret(presented=provided_secret, stored=stored_secret)
 
     # --- audit trail -------------------------------------------------------------------
 

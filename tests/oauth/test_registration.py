@@ -3,9 +3,9 @@ import random
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.contrib.auth.hashers import check_password
 from django.test import TestCase
 
+from oauth.client_secrets import client_secret_digest
 from oauth.models import Application
 from tests.hostile import (
     DEEP_PLACEHOLDER,
@@ -48,7 +48,7 @@ class RegistrationTests(TestCase):
         application = Application.objects.get(client_id=body["client_id"])
         self.assertEqual(application.client_type, Application.CLIENT_CONFIDENTIAL)
         self.assertNotEqual(application.client_secret, body["client_secret"])
-        self.assertTrue(check_password(body["client_secret"], application.client_secret))
+        self.assertEqual(application.client_secret, client_secret_digest(body["client_secret"]))
         self.assertEqual(body["client_secret_expires_at"], 0)
 
     def test_native_client_may_use_a_private_use_scheme(self) -> None:
