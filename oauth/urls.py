@@ -39,7 +39,7 @@ provider_patterns = [
     path("api/auth/oauth2/register", views.RegisterView.as_view(), name="dcr-register"),
     path("api/auth/oauth2/authorize", views.AuthorizeView.as_view(), name="authorize"),
     path("api/auth/oauth2/token", views.TokenView.as_view(), name="token"),
-    path("api/auth/oauth2/revoke", dot_views.RevokeTokenView.as_view(), name="revoke-token"),
+    path("api/auth/oauth2/revoke", views.RevokeTokenView.as_view(), name="revoke-token"),
     path("api/auth/oauth2/userinfo", dot_views.UserInfoView.as_view(), name="user-info"),
     path("api/auth/jwks", dot_views.JwksInfoView.as_view(), name="jwks-info"),
 ]

@@ -39,6 +39,7 @@ from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequir
 from oauth.audit_trail import record_authorization_decision
 from oauth.cimd import cimd_failure_message
 from oauth.forms import ConsentForm, SignInForm
+from oauth.limits import AUTHORIZATION, REGISTRATION, REVOCATION, TOKEN, limited
 from oauth.selectors import eligible_organizations, lti_key_set, registered_redirect_uri_or_none
 from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
 from oauth.validators import require_operator_resource
@@ -162,6 +163,7 @@ def _asks_for_no_prompt(request: HttpRequest) -> bool:
 
 
 @no_referrer
+@method_decorator(limited(AUTHORIZATION), name="dispatch")
 class AuthorizeView(AuthorizationView):
     """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
 
@@ -171,7 +173,8 @@ class AuthorizeView(AuthorizationView):
     - the organization chosen (or the only eligible one) goes into `credentials`,
       which oauthlib copies onto its request for the validator to bind to the grant;
     - every redirect back to the client carries `iss` (RFC 9207), errors included;
-    - every Allow and Deny is written to the audit trail, with the organization chosen.
+    - every Allow and Deny is written to the audit trail, with the organization chosen;
+    - requests are limited per IP address (oauth/limits.py).
     """
 
     template_name = "oauth/consent.html"
@@ -327,8 +330,9 @@ class AuthorizeView(AuthorizationView):
         )
 
 
+@method_decorator(limited(TOKEN, per_client=True), name="dispatch")
 class TokenView(dot_views.TokenView):
-    """DOT's token endpoint, one transaction per request.
+    """DOT's token endpoint, one transaction per request, limited per IP address and per client.
 
     With the grant row locked in `validate_code`, two concurrent exchanges of one
     code serialize: the second finds the code redeemed and revokes what the first
@@ -402,11 +406,13 @@ class LtiJwksView(View):
 # --- dynamic client registration -------------------------------------------------------
 
 
+@method_decorator(limited(REGISTRATION), name="dispatch")
 class RegisterView(DynamicClientRegistrationView):
     """RFC 7591 registration, open to anyone, with our client rules (`register_client` in oauth/services.py).
 
     No registration access token is issued: docs/authentication.md names no
     client configuration endpoint (RFC 7592), so a client that changes registers again.
+    Limited per IP address; closed (403) or restricted to listed redirect hosts by settings.
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -423,6 +429,11 @@ class RegisterView(DynamicClientRegistrationView):
         response = JsonResponse(registered, status=201)
         response["Cache-Control"] = "no-store"
         return response
+
+
+@method_decorator(limited(REVOCATION), name="dispatch")
+class RevokeTokenView(dot_views.RevokeTokenView):
+    """DOT's revocation endpoint (RFC 7009), limited per IP address; the validator records each revocation."""
 
 
 def _chosen_organization_or_none(user: Any, organization_id: str | None) -> Any:

@@ -39,6 +39,11 @@ class OperatorSettings:
     tool_lease_seconds: int
     docs_calls_per_minute: int
     sign_in_attempts_per_minute: int
+    oauth_token_requests_per_minute: int
+    oauth_token_requests_per_client_per_minute: int
+    oauth_authorizations_per_minute: int
+    oauth_revocations_per_minute: int
+    oauth_registrations_per_hour: int
     audit_retention_days: int
     trusted_proxies: int
     max_request_bytes: int

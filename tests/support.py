@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 import unittest
+import uuid
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import Any
 from unittest import mock
 
 import jsonschema
+from django.conf import settings
+from django.test import override_settings
 
 from operator_core import rate_limits
 
@@ -147,3 +150,15 @@ def pinned_clock(at: float | None = None) -> Iterator[PinnedClock]:
     pinned = PinnedClock(time.time() if at is None else at)
     with mock.patch.object(rate_limits, "clock", pinned):
         yield pinned
+
+
+def own_cache_keys() -> override_settings:
+    """Settings giving the default cache a key prefix of its own: counts start at zero and stay private.
+
+    Every rate limit counts in the cache, which on Redis is shared by the suite's
+    parallel processes and outlives a run; `cache.clear()` would wipe the other
+    processes' counts mid-test. Enter it in `setUp` (`self.enterContext(own_cache_keys())`).
+    """
+    return override_settings(
+        CACHES={"default": {**settings.CACHES["default"], "KEY_PREFIX": f"test:{uuid.uuid4().hex}:"}}
+    )

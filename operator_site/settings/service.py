@@ -34,6 +34,14 @@ OPERATOR = {
     "tool_lease_seconds": env.env_int("OPERATOR_TOOL_LEASE_SECONDS", 60),
     "docs_calls_per_minute": env.env_int("OPERATOR_DOCS_CALLS_PER_MINUTE", 300),
     "sign_in_attempts_per_minute": env.env_int("OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE", 10),
+    # The OAuth endpoints, per client IP address, and the token endpoint per client too (docs/limits.md).
+    "oauth_token_requests_per_minute": env.env_int("OPERATOR_OAUTH_TOKEN_REQUESTS_PER_MINUTE", 120),
+    "oauth_token_requests_per_client_per_minute": env.env_int(
+        "OPERATOR_OAUTH_TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE", 600
+    ),
+    "oauth_authorizations_per_minute": env.env_int("OPERATOR_OAUTH_AUTHORIZATIONS_PER_MINUTE", 60),
+    "oauth_revocations_per_minute": env.env_int("OPERATOR_OAUTH_REVOCATIONS_PER_MINUTE", 60),
+    "oauth_registrations_per_hour": env.env_int("OPERATOR_OAUTH_REGISTRATIONS_PER_HOUR", 30),
     "audit_retention_days": env.env_int("OPERATOR_AUDIT_RETENTION_DAYS", 180),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
     "max_request_bytes": 1024 * 1024,

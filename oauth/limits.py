@@ -1,0 +1,114 @@
+"""Request limits of the OAuth endpoints (docs/limits.md#request-rates).
+
+Per client IP address on the token, registration, authorization and revocation
+endpoints, and per client on the token endpoint, each counted through the one
+fixed-window limiter (`operator_core.rate_limits`) in Django's cache: with
+`REDIS_URL` set, every worker and machine shares the counts. The address is
+counted first; a request it refuses does not count against the client.
+
+A refusal is HTTP 429 with `Retry-After` and an OAuth error body whose `error`
+is `temporarily_unavailable`. RFC 6749 defines no rate-limit error: its
+`temporarily_unavailable` (§4.1.2.1, "a temporary overloading") is the
+registered code that tells a client to come back later, while `slow_down`
+(RFC 8628) is about device-flow polling and no client of this server polls.
+
+The client of a token request is the `client_id` it names (HTTP Basic or the
+form body), before anything is authenticated: so that requests with wrong
+secrets count too. Only a digest of it reaches the cache.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import unquote_plus
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from operator_core.conf import OperatorSettings, operator_settings
+from operator_core.errors import RateLimited
+from operator_core.rate_limits import FixedWindowLimiter, require_within_ip_limit, require_within_limit
+
+ERROR_TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
+MESSAGE = "Too many requests; retry later."
+
+View = Callable[..., HttpResponse]
+
+
+@dataclass(frozen=True)
+class EndpointLimit:
+    group: str
+    methods: frozenset[str]
+    rate: Callable[[OperatorSettings], str]
+
+
+TOKEN = EndpointLimit("oauth.token", frozenset({"POST"}), lambda conf: f"{conf.oauth_token_requests_per_minute}/m")
+REGISTRATION = EndpointLimit(
+    "oauth.registration", frozenset({"POST"}), lambda conf: f"{conf.oauth_registrations_per_hour}/h"
+)
+AUTHORIZATION = EndpointLimit(
+    "oauth.authorization", frozenset({"GET", "POST"}), lambda conf: f"{conf.oauth_authorizations_per_minute}/m"
+)
+REVOCATION = EndpointLimit(
+    "oauth.revocation", frozenset({"POST"}), lambda conf: f"{conf.oauth_revocations_per_minute}/m"
+)
+TOKEN_PER_CLIENT_GROUP = "oauth.token.client"
+CLIENT_WINDOW_SECONDS = 60
+
+
+def limited(endpoint: EndpointLimit, *, per_client: bool = False) -> Callable[[View], View]:
+    """Decorate a view (or `dispatch`) to count its requests and answer 429 past a limit."""
+
+    def decorator(view: View) -> View:
+        @functools.wraps(view)
+        def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+            if request.method in endpoint.methods:
+                try:
+                    require_within_endpoint_limits(request, endpoint, per_client=per_client)
+                except RateLimited as error:
+                    return rate_limited_response(error)
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+def require_within_endpoint_limits(request: HttpRequest, endpoint: EndpointLimit, *, per_client: bool) -> None:
+    """Count the request per address, then per client; raise `RateLimited` past either limit."""
+    conf = operator_settings()
+    require_within_ip_limit(request, group=endpoint.group, rate=endpoint.rate(conf), message=MESSAGE)
+    client_id = presented_client_id(request) if per_client else None
+    if client_id:
+        limiter = FixedWindowLimiter(
+            group=TOKEN_PER_CLIENT_GROUP,
+            limit=conf.oauth_token_requests_per_client_per_minute,
+            period_seconds=CLIENT_WINDOW_SECONDS,
+        )
+        require_within_limit(limiter, hashlib.sha256(client_id.encode("utf-8")).hexdigest(), message=MESSAGE)
+
+
+def presented_client_id(request: HttpRequest) -> str | None:
+    """The `client_id` a token request names: HTTP Basic first (RFC 6749 §2.3.1), then the form body."""
+    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "basic" and credentials:
+        try:
+            decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        client_id, separator, _ = decoded.partition(":")
+        return unquote_plus(client_id) if separator else None
+    return request.POST.get("client_id") or None
+
+
+def rate_limited_response(error: RateLimited) -> JsonResponse:
+    seconds = error.retry_after_seconds
+    body = {
+        "error": ERROR_TEMPORARILY_UNAVAILABLE,
+        "error_description": f"Too many requests; retry after {seconds} seconds.",
+    }
+    return JsonResponse(body, status=429, headers={**error.headers, "Cache-Control": "no-store"})
