@@ -15,6 +15,7 @@ import hashlib
 import uuid
 from typing import Any
 
+from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauthlib.oauth2.rfc6749.errors import AccessDeniedError, InvalidGrantError
 
@@ -51,7 +52,7 @@ def record_authorization_decision(
 def record_tokens_issued(
     *, grant_type: str, user_id: int, organization_id: str | None, application: Application, scopes: list[str]
 ) -> None:
-    """A code exchanged or tokens refreshed."""
+    """A code exchanged or tokens refreshed; the client counts as used (`Application.last_used_at`)."""
     action = AuditAction.CODE_EXCHANGE if grant_type == GRANT_AUTHORIZATION_CODE else AuditAction.REFRESH
     record_event(
         action,
@@ -61,6 +62,7 @@ def record_tokens_issued(
         client_name=application.name,
         detail={"scopes": scopes},
     )
+    Application.objects.filter(pk=application.pk).update(last_used_at=timezone.now())
 
 
 def record_token_revocation(*, token: str, application: Any) -> None:

@@ -85,6 +85,9 @@ class Application(AbstractApplication):
         db_index=True,
         help_text="Stored as a keyed digest on save: copy a new secret before saving.",
     )
+    # The last code exchange or refresh; a registered client that never got this far is
+    # deleted after OPERATOR["unused_client_retention_days"] (oauth.services.purge_unused_clients).
+    last_used_at = models.DateTimeField(null=True, blank=True)
     # OIDC Dynamic Client Registration `application_type`, stored and echoed. It does not
     # decide which redirect URIs are accepted: oauth/redirect_uris.py says why.
     application_type = models.CharField(max_length=8, choices=ApplicationType.choices, default=ApplicationType.WEB)

@@ -2,7 +2,9 @@
 
 - the sign-in rate limit (counters in Django's cache, shared by every worker
   when REDIS_URL is set);
-- dynamic client registration with our client rules (RFC 7591);
+- dynamic client registration with our client rules (RFC 7591) and the
+  registration policy (`OPERATOR["client_registration"]`, `registration_redirect_hosts`),
+  and the purge of registered clients never used;
 - the ledger of exchanged authorization codes, so that a replayed code revokes
   every token it issued (OAuth 2.1 §4.1.3);
 - the check of a client secret against its stored digest (oauth/client_secrets.py).
@@ -14,6 +16,7 @@ import re
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.hashers import check_password
@@ -225,17 +228,46 @@ def _check_client_metadata(data: dict[str, Any]) -> str:
     return application_type
 
 
+REGISTRATION_CLOSED = "closed"
+# RFC 7591 names no error for a server that takes no registrations; RFC 6749's fits.
+ERROR_REGISTRATION_CLOSED = "access_denied"
+
+
+class RegistrationClosed(ClientMetadataError):
+    """`OPERATOR["client_registration"]` is "closed": no client may register (HTTP 403)."""
+
+    def __init__(self) -> None:
+        super().__init__(ERROR_REGISTRATION_CLOSED, "This server does not accept client registrations.")
+
+
+def _require_allowed_redirect_hosts(redirect_uris: list[str]) -> None:
+    allowed_hosts = operator_settings().registration_redirect_hosts
+    if not allowed_hosts:
+        return
+    for uri in redirect_uris:
+        # A private-use scheme (com.example.app:/callback) has no host, so it is never listed.
+        host = (urlsplit(uri).hostname or "").lower()
+        if host not in allowed_hosts:
+            raise ClientMetadataError(
+                "invalid_redirect_uri", f"Only redirect URIs on {', '.join(allowed_hosts)} may be registered here."
+            )
+
+
 @transaction.atomic
 def register_client(data: dict[str, Any]) -> dict[str, Any]:
     """Create an Application from RFC 7591 client metadata; return the registration response.
 
     Public clients register with `token_endpoint_auth_method: none`; any other
     supported method makes a confidential client whose secret appears only in
-    this response (it is stored as a keyed digest). Raises ClientMetadataError.
+    this response (it is stored as a keyed digest). Raises ClientMetadataError,
+    and RegistrationClosed while registration is closed.
     """
+    if operator_settings().client_registration == REGISTRATION_CLOSED:
+        raise RegistrationClosed()
     # A null member counts as absent: RFC 7591 §2 makes every member optional.
     data = {name: value for name, value in data.items() if value is not None}
     application_type = _check_client_metadata(data)
+    _require_allowed_redirect_hosts(data["redirect_uris"])
     app_kwargs, error = _build_application_kwargs(data)
     if error:
         body = json.loads(error.content)
@@ -266,6 +298,21 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
         response["client_secret"] = raw_secret
         response["client_secret_expires_at"] = 0
     return response
+
+
+def purge_unused_clients(*, now: datetime) -> int:
+    """Delete dynamically registered clients that never obtained a token within the retention; return how many.
+
+    Only RFC 7591 registrations: clients created by staff and Client ID Metadata
+    Document clients (fetched again when they return) are never purged. A client
+    that got as far as a grant but never exchanged it goes too, with its grant.
+    """
+    cutoff = now - timedelta(days=operator_settings().unused_client_retention_days)
+    unused = Application.objects.filter(
+        registration_source=Application.RegistrationSource.DCR, last_used_at__isnull=True, created__lt=cutoff
+    )
+    _, deleted_by_model = unused.delete()
+    return deleted_by_model.get(Application._meta.label, 0)
 
 
 def purge_redeemed_codes(*, now: datetime) -> int:

@@ -41,7 +41,13 @@ from oauth.cimd import cimd_failure_message
 from oauth.forms import ConsentForm, SignInForm
 from oauth.limits import AUTHORIZATION, REGISTRATION, REVOCATION, TOKEN, limited
 from oauth.selectors import eligible_organizations, lti_key_set, registered_redirect_uri_or_none
-from oauth.services import ClientMetadataError, count_sign_in_attempt, register_client
+from oauth.services import (
+    REGISTRATION_CLOSED,
+    ClientMetadataError,
+    RegistrationClosed,
+    count_sign_in_attempt,
+    register_client,
+)
 from oauth.validators import require_operator_resource
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
@@ -360,6 +366,8 @@ class ServerMetadataView(OAuthServerMetadataView):
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         data = json.loads(super().get(request, *args, **kwargs).content)
         data["userinfo_endpoint"] = oauth2_settings.OIDC_USERINFO_ENDPOINT
+        if operator_settings().client_registration == REGISTRATION_CLOSED:
+            data.pop("registration_endpoint", None)
         data.pop("introspection_endpoint", None)
         data.pop("introspection_endpoint_auth_methods_supported", None)
         return _json(data)
@@ -408,7 +416,7 @@ class LtiJwksView(View):
 
 @method_decorator(limited(REGISTRATION), name="dispatch")
 class RegisterView(DynamicClientRegistrationView):
-    """RFC 7591 registration, open to anyone, with our client rules (`register_client` in oauth/services.py).
+    """RFC 7591 registration, open to anyone by default, with our client rules (`register_client` in oauth/services.py).
 
     No registration access token is issued: docs/authentication.md names no
     client configuration endpoint (RFC 7592), so a client that changes registers again.
@@ -424,6 +432,8 @@ class RegisterView(DynamicClientRegistrationView):
             return _error_response("invalid_client_metadata", "Request body must be a JSON object")
         try:
             registered = register_client(data)
+        except RegistrationClosed as closed:
+            return _error_response(closed.error, closed.description, status=403)
         except ClientMetadataError as rejected:
             return _error_response(rejected.error, rejected.description)
         response = JsonResponse(registered, status=201)

@@ -44,6 +44,9 @@ class OperatorSettings:
     oauth_authorizations_per_minute: int
     oauth_revocations_per_minute: int
     oauth_registrations_per_hour: int
+    client_registration: str
+    registration_redirect_hosts: tuple[str, ...]
+    unused_client_retention_days: int
     audit_retention_days: int
     trusted_proxies: int
     max_request_bytes: int
@@ -74,6 +77,7 @@ def _revision(raw: dict[str, object]) -> ProtocolRevision:
 def operator_settings() -> OperatorSettings:
     values = dict(settings.OPERATOR)
     values["protocol_revisions"] = tuple(_revision(raw) for raw in values["protocol_revisions"])
+    values["registration_redirect_hosts"] = tuple(host.lower() for host in values["registration_redirect_hosts"])
     return OperatorSettings(**values)
 
 

@@ -42,6 +42,12 @@ OPERATOR = {
     "oauth_authorizations_per_minute": env.env_int("OPERATOR_OAUTH_AUTHORIZATIONS_PER_MINUTE", 60),
     "oauth_revocations_per_minute": env.env_int("OPERATOR_OAUTH_REVOCATIONS_PER_MINUTE", 60),
     "oauth_registrations_per_hour": env.env_int("OPERATOR_OAUTH_REGISTRATIONS_PER_HOUR", 30),
+    # Dynamic client registration: "open" (the contract, docs/authentication.md) or "closed";
+    # a non-empty host list admits only redirect URIs on those hosts.
+    "client_registration": env.env_choice("OPERATOR_CLIENT_REGISTRATION", "open", ("open", "closed")),
+    "registration_redirect_hosts": env.env_list("OPERATOR_REGISTRATION_REDIRECT_HOSTS", []),
+    # A registered client that never obtained a token is deleted this long after registering.
+    "unused_client_retention_days": 30,
     "audit_retention_days": env.env_int("OPERATOR_AUDIT_RETENTION_DAYS", 180),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
     "max_request_bytes": 1024 * 1024,

@@ -4,6 +4,7 @@
 from urllib.parse import parse_qs, urlsplit
 
 from audit.models import OUTCOME_OK, AuditAction, AuditEvent
+from oauth.models import Application
 from organizations.models import Role
 from tests.audit.support import assert_holds_no_secret, only_event
 from tests.factories import make_membership, make_organization
@@ -67,6 +68,7 @@ class TokenRecordTests(AuditTrailTestCase):
         assert_holds_no_secret(
             self, authorization.code, authorization.verifier, tokens["access_token"], tokens["refresh_token"]
         )
+        self.assertIsNotNone(Application.objects.get(client_id=self.client_id).last_used_at)
 
     def test_a_refresh_records_one_refresh(self) -> None:
         tokens = self.tokens_for(self.client_id)

@@ -1,5 +1,6 @@
 """Limits of the OAuth endpoints: per address on token, registration, authorization and revocation,
-per client on token; a refusal is 429 with Retry-After and an OAuth error (docs/limits.md#request-rates)."""
+per client on token; a refusal is 429 with Retry-After and an OAuth error (docs/limits.md#request-rates).
+Registration can be closed or restricted to listed redirect hosts."""
 
 import json
 
@@ -90,3 +91,32 @@ class EndpointLimitTests(OAuthTestCase):
 
                 self.assertNotIn(429, answered)
                 self.assertRateLimited(refused, retry_after=60)
+
+
+class RegistrationPolicyTests(OAuthTestCase):
+    def post_registration(self, redirect_uri: str):
+        body = {**REGISTRATION, "redirect_uris": [redirect_uri]}
+        return self.api.post(REGISTER, json.dumps(body), content_type="application/json")
+
+    def test_registration_is_open_by_default(self) -> None:
+        self.assertEqual(self.post_registration("https://anywhere.example/cb").status_code, 201)
+
+    @override_settings(OPERATOR={**settings.OPERATOR, "client_registration": "closed"})
+    def test_closed_registration_is_403_and_left_out_of_the_metadata(self) -> None:
+        response = self.post_registration("https://anywhere.example/cb")
+
+        self.assertEqual(response.status_code, 403)
+        self.assertEqual(response.json()["error"], "access_denied")
+        self.assertFalse(Application.objects.exists())
+        metadata = self.api.get("/.well-known/oauth-authorization-server").json()
+        self.assertNotIn("registration_endpoint", metadata)
+
+    @override_settings(OPERATOR={**settings.OPERATOR, "registration_redirect_hosts": ["claude.ai", "127.0.0.1"]})
+    def test_an_allow_list_admits_only_redirect_uris_on_its_hosts(self) -> None:
+        listed = self.post_registration("https://claude.ai/api/mcp/auth_callback")
+        loopback = self.post_registration("http://127.0.0.1:33418/cb")
+        unlisted = self.post_registration("https://evil.example/cb")
+
+        self.assertEqual((listed.status_code, loopback.status_code), (201, 201))
+        self.assertEqual(unlisted.status_code, 400)
+        self.assertEqual(unlisted.json()["error"], "invalid_redirect_uri")

@@ -64,11 +64,38 @@ class PurgeExpiredTests(TestCase):
         self.assertIn("1 exchanged codes", output)
 
 
-class PurgeAuditTests(TestCase):
+def _registered_client(*, days_ago: int, source: str, used: bool = False) -> Application:
+    application = Application.objects.create(
+        name="client",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="https://client.example/callback",
+        registration_source=source,
+        last_used_at=timezone.now() if used else None,
+    )
+    # `created` is auto_now_add: moved back in time after the insert.
+    Application.objects.filter(pk=application.pk).update(created=timezone.now() - timedelta(days=days_ago))
+    return application
+
+
+class PurgeClientsAndAuditTests(TestCase):
     def purge(self) -> str:
         out = io.StringIO()
         call_command("purge_expired", stdout=out)
         return out.getvalue()
+
+    def test_registered_clients_never_used_within_30_days_are_deleted(self) -> None:
+        dcr = Application.RegistrationSource.DCR
+        stale = _registered_client(days_ago=31, source=dcr)
+        young = _registered_client(days_ago=29, source=dcr)
+        used = _registered_client(days_ago=90, source=dcr, used=True)
+        by_staff = _registered_client(days_ago=90, source=Application.RegistrationSource.MANUAL)
+
+        output = self.purge()
+
+        self.assertEqual(set(Application.objects.values_list("pk", flat=True)), {young.pk, used.pk, by_staff.pk})
+        self.assertFalse(Application.objects.filter(pk=stale.pk).exists())
+        self.assertIn("1 unused clients", output)
 
     def test_audit_events_past_the_retention_are_deleted(self) -> None:
         AuditEvent.objects.bulk_create(

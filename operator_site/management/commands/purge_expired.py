@@ -11,14 +11,14 @@ from agent_auth.outbox import purge_finished_attempts
 from agent_auth.services import purge_expired_claims
 from audit.services import purge_audit_events
 from oauth.refresh_grace import purge_expired_rotations
-from oauth.services import purge_redeemed_codes
+from oauth.services import purge_redeemed_codes, purge_unused_clients
 
 
 class Command(BaseCommand):
     help = (
         "Delete expired OAuth tokens and grants, exchanged-code records, refresh answers kept past "
-        "their grace window, headless claims, Idempotency-Key records, finished email attempts and "
-        "audit events past their retention. "
+        "their grace window, headless claims, Idempotency-Key records, finished email attempts, "
+        "audit events past their retention and registered clients never used. "
         "Safe to run at any time; run it daily."
     )
 
@@ -31,7 +31,9 @@ class Command(BaseCommand):
         records = purge_expired_records(now=now)
         attempts = purge_finished_attempts(now=now)
         events = purge_audit_events(now=now)
+        clients = purge_unused_clients(now=now)
         self.stdout.write(
             f"Purged expired tokens and grants, {codes} exchanged codes, {rotations} refresh answers, "
-            f"{claims} claims, {records} idempotency records, {attempts} email attempts, {events} audit events."
+            f"{claims} claims, {records} idempotency records, {attempts} email attempts, {events} audit events, "
+            f"{clients} unused clients."
         )
