@@ -10,30 +10,32 @@ application-management, introspection, device and logout views are not routed.
 from django.urls import include, path
 from oauth2_provider import views as dot_views
 
-from oauth import views
+from oauth import discovery, views
 
 provider_patterns = [
     # RFC 8414: one document at three paths
-    path(".well-known/oauth-authorization-server", views.ServerMetadataView.as_view(), name="oauth-server-metadata"),
-    path(".well-known/oauth-authorization-server/api/auth", views.ServerMetadataView.as_view()),
-    path("api/auth/.well-known/oauth-authorization-server", views.ServerMetadataView.as_view()),
+    path(
+        ".well-known/oauth-authorization-server", discovery.ServerMetadataView.as_view(), name="oauth-server-metadata"
+    ),
+    path(".well-known/oauth-authorization-server/api/auth", discovery.ServerMetadataView.as_view()),
+    path("api/auth/.well-known/oauth-authorization-server", discovery.ServerMetadataView.as_view()),
     # OpenID Connect Discovery: one document at three paths
     path(
         ".well-known/openid-configuration",
-        views.OpenIDConfigurationView.as_view(),
+        discovery.OpenIDConfigurationView.as_view(),
         name="oidc-connect-discovery-info",
     ),
-    path(".well-known/openid-configuration/api/auth", views.OpenIDConfigurationView.as_view()),
-    path("api/auth/.well-known/openid-configuration", views.OpenIDConfigurationView.as_view()),
+    path(".well-known/openid-configuration/api/auth", discovery.OpenIDConfigurationView.as_view()),
+    path("api/auth/.well-known/openid-configuration", discovery.OpenIDConfigurationView.as_view()),
     # RFC 9728: the operator endpoint's metadata (the path named by its 401 challenge) and the root form
     path(
         ".well-known/oauth-protected-resource/api/mcp/operator",
-        views.ProtectedResourceMetadataView.as_view(),
+        discovery.ProtectedResourceMetadataView.as_view(),
         name="oauth-resource-metadata-path",
     ),
     path(
         ".well-known/oauth-protected-resource",
-        views.ProtectedResourceMetadataView.as_view(),
+        discovery.ProtectedResourceMetadataView.as_view(),
         name="oauth-resource-metadata",
     ),
     path("api/auth/oauth2/register", views.RegisterView.as_view(), name="dcr-register"),
@@ -47,7 +49,7 @@ provider_patterns = [
 site_patterns = [
     path("api/auth/sign-in", views.SignInView.as_view(), name="sign-in"),
     # LTI key set: a separate key, never the issuer's
-    path(".well-known/jwks.json", views.LtiJwksView.as_view(), name="lti-jwks"),
+    path(".well-known/jwks.json", discovery.LtiJwksView.as_view(), name="lti-jwks"),
 ]
 
 urlpatterns = [

@@ -5,7 +5,6 @@ Views parse, call one selector or service, and render. OAuth rules live in
 `organizations.selectors`.
 """
 
-import json
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -23,13 +22,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 from oauth2_provider import views as dot_views
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
-from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import (
     AuthorizationView,
-    ConnectDiscoveryInfoView,
     DynamicClientRegistrationView,
-    OAuthProtectedResourceMetadataView,
-    OAuthServerMetadataView,
 )
 from oauth2_provider.views.dynamic_client_registration import _error_response
 from oauth2_provider.views.mixins import OAuthLibMixin
@@ -40,9 +35,8 @@ from oauth.audit_trail import record_authorization_decision
 from oauth.cimd import cimd_failure_message
 from oauth.forms import ConsentForm, SignInForm
 from oauth.limits import AUTHORIZATION, REGISTRATION, REVOCATION, TOKEN, limited
-from oauth.selectors import eligible_organizations, lti_key_set, registered_redirect_uri_or_none
+from oauth.selectors import eligible_organizations, registered_redirect_uri_or_none
 from oauth.services import (
-    REGISTRATION_CLOSED,
     ClientMetadataError,
     RegistrationClosed,
     count_sign_in_attempt,
@@ -59,7 +53,6 @@ from operator_core.page_security import (
     form_action_source,
     referrer_policy,
 )
-from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.errors import NoEligibleOrganization
 from organizations.selectors import require_eligible_organization
 
@@ -348,67 +341,6 @@ class TokenView(dot_views.TokenView):
     @method_decorator(transaction.atomic)
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return super().post(request, *args, **kwargs)
-
-
-# --- discovery -------------------------------------------------------------------------
-
-
-def _json(data: dict[str, Any]) -> JsonResponse:
-    # CORS comes from the middleware, like everywhere else (settings.CORS_URLS_REGEX).
-    response = JsonResponse(data)
-    response["Cache-Control"] = "public, max-age=3600"
-    return response
-
-
-class ServerMetadataView(OAuthServerMetadataView):
-    """RFC 8414 metadata; the issuer is fixed by settings, so every path serves the same bytes."""
-
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        data = json.loads(super().get(request, *args, **kwargs).content)
-        data["userinfo_endpoint"] = oauth2_settings.OIDC_USERINFO_ENDPOINT
-        if operator_settings().client_registration == REGISTRATION_CLOSED:
-            data.pop("registration_endpoint", None)
-        data.pop("introspection_endpoint", None)
-        data.pop("introspection_endpoint_auth_methods_supported", None)
-        return _json(data)
-
-
-class OpenIDConfigurationView(ConnectDiscoveryInfoView):
-    """OpenID Provider metadata, completed with the RFC 8414 fields MCP clients look for."""
-
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        data = json.loads(super().get(request, *args, **kwargs).content)
-        oauth_metadata = json.loads(ServerMetadataView.as_view()(request).content)
-        for key in (
-            "grant_types_supported",
-            "registration_endpoint",
-            "revocation_endpoint",
-            "revocation_endpoint_auth_methods_supported",
-        ):
-            if key in oauth_metadata:
-                data[key] = oauth_metadata[key]
-        # ID tokens are signed with the issuer's RSA key only; no client gets HS256.
-        data["id_token_signing_alg_values_supported"] = ["RS256"]
-        data["scopes_supported"] = sorted(data["scopes_supported"])
-        data["claims_supported"] = sorted(data["claims_supported"])
-        return _json(data)
-
-
-class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):
-    """RFC 9728 metadata of the operator endpoint: only the two operator scopes are advertised."""
-
-    def get_scopes_supported(self) -> list[str]:
-        return [SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE]
-
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        return _json(json.loads(super().get(request, *args, **kwargs).content))
-
-
-class LtiJwksView(View):
-    """The LTI integration's public keys: a key set of its own, never the OAuth issuer's (docs/authentication.md)."""
-
-    def get(self, request: HttpRequest) -> HttpResponse:
-        return _json(lti_key_set())
 
 
 # --- dynamic client registration -------------------------------------------------------
