@@ -157,8 +157,24 @@ def own_cache_keys() -> override_settings:
 
     Every rate limit counts in the cache, which on Redis is shared by the suite's
     parallel processes and outlives a run; `cache.clear()` would wipe the other
-    processes' counts mid-test. Enter it in `setUp` (`self.enterContext(own_cache_keys())`).
+    processes' counts mid-test. The suite's runner (tests/runner.py) enters it for every test.
     """
     return override_settings(
         CACHES={"default": {**settings.CACHES["default"], "KEY_PREFIX": f"test:{uuid.uuid4().hex}:"}}
     )
+
+
+def without_oauth_rate_limits() -> override_settings:
+    """Limits out of reach, for tests that send hundreds of OAuth requests from one address on purpose.
+
+    tests/oauth/test_limits.py checks the limits themselves.
+    """
+    out_of_reach = 1_000_000
+    limits = (
+        "oauth_token_requests_per_minute",
+        "oauth_token_requests_per_client_per_minute",
+        "oauth_authorizations_per_minute",
+        "oauth_revocations_per_minute",
+        "oauth_registrations_per_hour",
+    )
+    return override_settings(OPERATOR={**settings.OPERATOR, **dict.fromkeys(limits, out_of_reach)})

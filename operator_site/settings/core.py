@@ -54,6 +54,8 @@ MIDDLEWARE = [
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 
 ROOT_URLCONF = "operator_site.urls"
+# `manage.py test`: Django's runner, with a fresh cache key prefix for every test (tests/runner.py).
+TEST_RUNNER = "tests.runner.OperatorTestRunner"
 WSGI_APPLICATION = "operator_site.wsgi.application"
 
 TEMPLATES = [

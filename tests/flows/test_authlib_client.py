@@ -17,14 +17,12 @@ from oauth.tokens import verify_access_token
 from organizations.models import Role
 from tests.factories import PASSWORD, make_membership, make_organization, make_user
 from tests.flows.support import live_base_url_settings, parse_form
-from tests.support import own_cache_keys
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 
 
 class AuthlibClientFlowTests(LiveServerTestCase):
     def setUp(self) -> None:
-        self.enterContext(own_cache_keys())  # the OAuth endpoints' per-address counts (oauth/limits.py)
         self.overrides = live_base_url_settings(self.live_server_url)
         self.overrides.enable()
         self.addCleanup(self.overrides.disable)

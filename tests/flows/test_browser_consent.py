@@ -23,7 +23,7 @@ from organizations.models import Role
 from tests.factories import PASSWORD, make_membership, make_organization, make_user
 from tests.flows.support import live_base_url_settings
 from tests.oauth.support import REDIRECT_URI, pkce_pair
-from tests.support import CHROMIUM_ARGS, own_cache_keys, require_chromium
+from tests.support import CHROMIUM_ARGS, require_chromium
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
 
@@ -48,7 +48,6 @@ class BrowserConsentTests(StaticLiveServerTestCase):
 
     def setUp(self) -> None:
         self.chromium = require_chromium()
-        self.enterContext(own_cache_keys())  # the OAuth endpoints' per-address counts (oauth/limits.py)
         self.overrides = live_base_url_settings(self.live_server_url)
         self.overrides.enable()
         self.addCleanup(self.overrides.disable)

@@ -16,7 +16,6 @@ from django.test import Client, TestCase
 
 from operator_core.conf import operator_settings
 from tests.factories import PASSWORD
-from tests.support import own_cache_keys
 
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 AUTHORIZE = "/api/auth/oauth2/authorize"
@@ -43,8 +42,6 @@ class OAuthTestCase(TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        # The OAuth endpoints count requests per address (oauth/limits.py): each test starts at zero.
-        self.enterContext(own_cache_keys())
         self.browser = Client()
         self.api = Client()
 

@@ -4,7 +4,7 @@
 from urllib.parse import parse_qs, urlsplit
 
 from audit.models import OUTCOME_OK, AuditAction, AuditEvent
-from oauth.models import Application
+from oauth.models import Application, RefreshToken
 from organizations.models import Role
 from tests.audit.support import assert_holds_no_secret, only_event
 from tests.factories import make_membership, make_organization
@@ -83,17 +83,31 @@ class TokenRecordTests(AuditTrailTestCase):
 
     def test_a_reused_refresh_token_records_invalid_grant_with_its_family_revoked(self) -> None:
         tokens = self.tokens_for(self.client_id)
-        self.refresh(self.client_id, tokens["refresh_token"])
+        rotated = self.refresh(self.client_id, tokens["refresh_token"]).json()
+        # Its successor used: the first token's grace window no longer applies (oauth/refresh_grace.py).
+        self.refresh(self.client_id, rotated["refresh_token"])
 
         reuse = self.refresh(self.client_id, tokens["refresh_token"])
 
         self.assertEqual(reuse.status_code, 400)
         event = only_event(self, action=AuditAction.REFRESH_REUSE)
         self.assertEqual(event.outcome, "invalid_grant")
+        self.assertEqual(event.detail, {"reason": "successor_used"})
         self.assertNamesThePerson(event)
         self.assertNamesTheClient(event)
-        self.assertEqual(AuditEvent.objects.filter(action=AuditAction.REFRESH).count(), 1)
-        assert_holds_no_secret(self, tokens["refresh_token"])
+        self.assertEqual(AuditEvent.objects.filter(action=AuditAction.REFRESH).count(), 2)
+        self.assertFalse(RefreshToken.objects.filter(revoked__isnull=True).exists())
+        assert_holds_no_secret(self, tokens["refresh_token"], rotated["refresh_token"])
+
+    def test_a_retried_refresh_within_the_grace_window_records_a_refresh_not_a_reuse(self) -> None:
+        tokens = self.tokens_for(self.client_id)
+        first = self.refresh(self.client_id, tokens["refresh_token"]).json()
+
+        retry = self.refresh(self.client_id, tokens["refresh_token"])
+
+        self.assertEqual(retry.json()["refresh_token"], first["refresh_token"])
+        self.assertEqual(AuditEvent.objects.filter(action=AuditAction.REFRESH).count(), 2)
+        self.assertFalse(AuditEvent.objects.filter(action=AuditAction.REFRESH_REUSE).exists())
 
     def test_an_unknown_refresh_token_is_no_reuse(self) -> None:
         self.tokens_for(self.client_id)

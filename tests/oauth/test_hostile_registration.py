@@ -21,6 +21,7 @@ from tests.hostile import (
     assert_no_traceback_logged,
     json_with_deep_value,
 )
+from tests.support import without_oauth_rate_limits
 
 REGISTER = "/api/auth/oauth2/register"
 VALID = {"client_name": "Agent", "redirect_uris": ["https://agent.example/callback"]}
@@ -60,6 +61,7 @@ def hostile_members() -> Iterator[tuple[str, Any]]:
         yield text, "x"
 
 
+@without_oauth_rate_limits()
 class HostileRegistrationTests(TestCase):
     def test_every_member_refuses_hostile_values(self) -> None:
         with assert_no_traceback_logged(self):

@@ -19,6 +19,7 @@ from organizations.models import Role
 from tests.factories import make_membership
 from tests.hostile import CONTROL_STRINGS, assert_no_traceback_logged, deeply_nested
 from tests.oauth.support import REDIRECT_URI, REVOKE, TOKEN, OAuthTestCase
+from tests.support import without_oauth_rate_limits
 
 FORM = "application/x-www-form-urlencoded"
 OAUTH_ERRORS = {
@@ -49,6 +50,7 @@ def form(fields: dict[str, str], *, field: str, raw: str) -> str:
 
 # Client secrets are checked on almost every request here: a fast hasher keeps the sweep quick.
 @override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+@without_oauth_rate_limits()
 class HostileTokenEndpointTests(OAuthTestCase):
     def setUp(self) -> None:
         super().setUp()

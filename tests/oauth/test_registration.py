@@ -3,8 +3,7 @@ import random
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.conf import settings
-from django.test import TestCase, override_settings
+from django.test import TestCase
 
 from oauth.client_secrets import client_secret_digest
 from oauth.models import Application
@@ -16,15 +15,12 @@ from tests.hostile import (
     json_with_deep_value,
 )
 from tests.oauth.client_registrations import CLIENT_REGISTRATIONS, HOSTILE_REDIRECT_URIS
-from tests.support import own_cache_keys
+from tests.support import without_oauth_rate_limits
 
 REGISTER = "/api/auth/oauth2/register"
 
 
 class RegistrationTests(TestCase):
-    def setUp(self) -> None:
-        self.enterContext(own_cache_keys())  # registrations are counted per address (oauth/limits.py)
-
     def register(self, **metadata: object):
         body = {"client_name": "Agent", "redirect_uris": ["https://agent.example/callback"]}
         body.update(metadata)
@@ -176,7 +172,7 @@ class RegistrationTests(TestCase):
                 self.assertRefused(self.register(redirect_uris=[uri]), "invalid_redirect_uri")
 
     # 200 registrations in one test: past the per-address limit, which tests/oauth/test_limits.py covers.
-    @override_settings(OPERATOR={**settings.OPERATOR, "oauth_registrations_per_hour": 1000})
+    @without_oauth_rate_limits()
     def test_hostile_metadata_is_refused_with_rfc7591_errors(self) -> None:
         rng = random.Random(20261121)
         keys = ["client_name", "redirect_uris", "grant_types", "response_types", "token_endpoint_auth_method"]
@@ -193,6 +189,7 @@ class RegistrationTests(TestCase):
         self.assertFalse(Application.objects.exists())
 
 
+@without_oauth_rate_limits()
 class RealClientRegistrationTests(TestCase):
     """The bodies of tests/oauth/client_registrations.py, each accepted, each hostile variant refused."""
 

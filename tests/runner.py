@@ -1,0 +1,45 @@
+"""The suite's test runner: Django's, with a cache of its own for every test.
+
+Every rate limit counts in the default cache (docs/limits.md), keyed by client
+address, and every test client comes from 127.0.0.1. Without isolation, the
+counts of one test spill into the next: a few dozen registrations anywhere in
+the suite and every later test that registers a client is refused with 429.
+So each test gets a fresh key prefix, the way it gets a fresh database
+transaction; a test that checks a limit sets the limit it needs.
+"""
+
+import unittest
+from typing import Any
+
+from django.test.runner import DiscoverRunner
+
+from tests.support import own_cache_keys
+
+
+def _with_own_cache(test: unittest.TestCase) -> None:
+    set_up = test.setUp
+
+    def set_up_with_own_cache() -> None:
+        # Entered before the test's own setUp; left after its cleanups, tearDown included.
+        test.enterContext(own_cache_keys())
+        set_up()
+
+    test.setUp = set_up_with_own_cache  # type: ignore[method-assign]
+
+
+def _tests_of(suite: unittest.TestSuite) -> list[unittest.TestCase]:
+    tests: list[unittest.TestCase] = []
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            tests.extend(_tests_of(item))
+        else:
+            tests.append(item)
+    return tests
+
+
+class OperatorTestRunner(DiscoverRunner):
+    def build_suite(self, *args: Any, **kwargs: Any) -> unittest.TestSuite:
+        suite = super().build_suite(*args, **kwargs)
+        for test in _tests_of(suite):
+            _with_own_cache(test)
+        return suite
