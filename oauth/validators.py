@@ -9,7 +9,8 @@ docs/development/decisions.md#authorization-server):
 - refuse a code exchange or a refresh when the person is no longer admin or
   member of the bound organization (`invalid_grant`);
 - refuse a `resource` other than the operator endpoint (`invalid_target`,
-  RFC 8707); tokens always carry the operator endpoint as audience anyway;
+  RFC 8707), where a query string or trailing slash does not make another
+  one; tokens always carry the canonical endpoint URL as audience anyway;
 - store this origin's operator endpoint as the `resource` of every grant,
   access token and refresh token, and redeem at the token endpoint only the
   codes and refresh tokens stored with it (`invalid_grant`): origins sharing a
@@ -47,18 +48,31 @@ RefreshToken = get_refresh_token_model()
 ERROR_INVALID_TARGET = "invalid_target"
 
 
-def require_operator_resource(resources: list[str], request: Any = None) -> None:
-    """Raise `invalid_target` unless every requested resource is the operator endpoint URL.
+def names_operator_endpoint(resource: str) -> bool:
+    """True when `resource` is the operator endpoint URL, give or take a query string and trailing slashes.
 
-    An absent `resource` is fine: the token's audience is the operator endpoint
-    whatever the client sent (docs/development/decisions.md#defaults-we-switch-on).
+    A host may derive `resource` from the URL the person configured, query
+    string included (`…/api/mcp/operator?utm_source=x`): the query does not
+    name another resource. Another origin or path does, and so does a
+    value with a fragment or whitespace, which no URI holds (RFC 8707 §2).
     """
-    expected = operator_settings().operator_endpoint_url
+    if "#" in resource or any(character.isspace() for character in resource):
+        return False
+    without_query = resource.split("?", 1)[0]
+    return without_query.rstrip("/") == operator_settings().operator_endpoint_url
+
+
+def require_operator_resource(resources: list[str], request: Any = None) -> None:
+    """Raise `invalid_target` unless every requested resource names the operator endpoint.
+
+    An absent `resource` is fine: the token's audience is the canonical operator
+    endpoint URL whatever the client sent (docs/development/decisions.md#defaults-we-switch-on).
+    """
     for resource in resources:
-        if resource.rstrip("/") != expected:
+        if not names_operator_endpoint(resource):
             raise errors.CustomOAuth2Error(
                 error=ERROR_INVALID_TARGET,
-                description=f"The only resource served here is {expected}.",
+                description=f"The only resource served here is {operator_settings().operator_endpoint_url}.",
                 request=request,
             )
 
