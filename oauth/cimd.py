@@ -7,7 +7,13 @@ parameter value". `ExplainingMetadataFetcher` (the `CIMD_METADATA_FETCHER`)
 wraps DOT's SSRF-hardened `SafeMetadataFetcher`, sorts each failure into one
 reason and remembers it in the cache for as long as DOT's failure backoff
 lasts, so `cimd_failure_message` can name it on the error page
-(docs/authentication.md#client-id-metadata-documents).
+(docs/authentication.md#client-id-metadata-documents). It also runs DOT's
+own metadata rules (public client, redirect URIs, grant types) on a fetched
+document, which DOT runs only after the fetcher returns, out of our sight.
+
+The authorization endpoint judges the request, and so fetches the document,
+before it sends a person to sign in (`oauth.views.AuthorizeView`): an unusable
+document is named before anyone types a password.
 
 Every way of not reaching the document reads the same: telling "does not
 resolve" from "resolves to a private address" or "refused the connection"
@@ -20,6 +26,7 @@ from typing import Any
 
 from django.core.cache import cache
 from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher, is_cimd_client_id
+from oauth2_provider.cimd import _build_application_kwargs as build_application_kwargs
 from oauth2_provider.settings import oauth2_settings
 
 FAILURE_CACHE_PREFIX = "oauth.cimd-failure:"
@@ -29,15 +36,23 @@ class CimdFailure(StrEnum):
     """The reasons a person is told, as the sentence the error page shows."""
 
     NOT_HTTPS = "a client ID that is an address must use https"
+    BAD_ADDRESS = "the address cannot be a client ID (it needs a host and a path, and no user name or fragment)"
     UNREACHABLE = "it could not be fetched (it must be on a public https address that answers within 5 seconds)"
     NOT_JSON = "the address did not answer with a JSON object served as application/json"
+    TOO_LARGE = "the document is larger than the {max_kilobytes} KB this server reads"
     MISMATCH = "the document's client_id is not the address it was fetched from"
+    CONFIDENTIAL = "the document holds a client secret or an authentication method other than none"
+    NO_REDIRECT_URIS = "the document lists no redirect_uris"
+    GRANT_TYPES = "the document's grant_types must be authorization_code, and refresh_token if wanted"
     INVALID = "the document is not valid client metadata (see the redirect URI and public client rules)"
 
 
 # DOT 3.4's CIMDError messages (oauth2_provider/cimd.py), by the words that tell them apart.
 _DOT_MESSAGES = (
     ("must use the https scheme", CimdFailure.NOT_HTTPS),
+    ("client_id URL must contain", CimdFailure.BAD_ADDRESS),
+    ("client_id URL must not contain", CimdFailure.BAD_ADDRESS),
+    ("client_id URL has an invalid port", CimdFailure.BAD_ADDRESS),
     ("could not resolve", CimdFailure.UNREACHABLE),
     ("did not resolve", CimdFailure.UNREACHABLE),
     ("non-public address", CimdFailure.UNREACHABLE),
@@ -46,7 +61,14 @@ _DOT_MESSAGES = (
     ("is not JSON", CimdFailure.NOT_JSON),
     ("is not valid JSON", CimdFailure.NOT_JSON),
     ("must be a JSON object", CimdFailure.NOT_JSON),
+    ("exceeds the maximum allowed size", CimdFailure.TOO_LARGE),
     ("does not match the client_id URL", CimdFailure.MISMATCH),
+    ("CIMD clients must be public", CimdFailure.CONFIDENTIAL),
+    ("must not include client_secret", CimdFailure.CONFIDENTIAL),
+    ("redirect_uris must be a non-empty array", CimdFailure.NO_REDIRECT_URIS),
+    ("grant_types must be an array", CimdFailure.GRANT_TYPES),
+    ("non-refresh grant type", CimdFailure.GRANT_TYPES),
+    ("unsupported grant_type", CimdFailure.GRANT_TYPES),
 )
 
 
@@ -71,10 +93,15 @@ class ExplainingMetadataFetcher:
         except CIMDError as error:
             record_cimd_failure(client_id, failure=failure_for(error))
             raise
-        # DOT refuses this too, right after the fetch; refused here first so the page can say why.
+        # DOT refuses these too, right after the fetch; refused here first so the page can say why.
         if metadata.get("client_id") != client_id:
             record_cimd_failure(client_id, failure=CimdFailure.MISMATCH)
             raise CIMDError("document client_id does not match the client_id URL")
+        try:
+            build_application_kwargs(metadata)
+        except CIMDError as error:
+            record_cimd_failure(client_id, failure=failure_for(error))
+            raise
         return metadata, max_age
 
 
@@ -101,7 +128,8 @@ def cimd_failure_message(client_id: str) -> str | None:
         failure = CimdFailure.__members__.get(cache.get(_cache_key(client_id)), CimdFailure.INVALID)
     else:
         return None
+    reason = failure.value.format(max_kilobytes=oauth2_settings.CIMD_MAX_DOCUMENT_SIZE // 1024)
     return (
         f"This application's client ID, {client_id}, is the address of its metadata document, "
-        f"and that document could not be used: {failure.value}."
+        f"and that document could not be used: {reason}."
     )

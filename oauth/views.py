@@ -32,7 +32,7 @@ from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
 from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
 
 from oauth.audit_trail import record_authorization_decision
-from oauth.cimd import cimd_failure_message
+from oauth.authorization_errors import error_page_message
 from oauth.forms import ConsentForm, SignInForm
 from oauth.limits import AUTHORIZATION, REGISTRATION, REVOCATION, TOKEN, limited
 from oauth.selectors import eligible_organizations, registered_redirect_uri_or_none
@@ -167,6 +167,7 @@ class AuthorizeView(AuthorizationView):
     """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
 
     - only S256 PKCE and only the operator endpoint as `resource` are accepted;
+    - the request is judged before the sign-in page, so an unusable client is named first;
     - a person with no admin or member role anywhere gets HTTP 403
       (docs/authentication.md#3-consent-and-the-organization-chooser);
     - the organization chosen (or the only eligible one) goes into `credentials`,
@@ -182,6 +183,13 @@ class AuthorizeView(AuthorizationView):
     def handle_no_permission(self) -> HttpResponse:
         if _asks_for_no_prompt(self.request):
             return self._refuse_silently(LoginRequired)
+        if self.request.method in ("GET", "HEAD"):
+            # Judged before the person signs in: an unusable client (a metadata document
+            # that cannot be fetched) or redirect URI is named now, not after a password.
+            try:
+                self.validate_authorization_request(self.request)
+            except OAuthToolkitError as error:
+                return self.error_response(error, application=None)
         return super().handle_no_permission()
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -317,10 +325,11 @@ class AuthorizeView(AuthorizationView):
                 application = get_application_model().objects.filter(client_id=client_id).first()
             return self.redirect(_with_issuer(response["url"]), application)
         oauth_error = response["error"]
-        message = getattr(oauth_error, "description", "") or "The request is not valid."
-        if isinstance(oauth_error, oauthlib_errors.InvalidClientIdError):
-            client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id") or ""
-            message = cimd_failure_message(client_id) or message
+        message = error_page_message(
+            oauth_error,
+            client_id=self.request.GET.get("client_id") or self.request.POST.get("client_id") or "",
+            redirect_uri=self.request.GET.get("redirect_uri") or self.request.POST.get("redirect_uri") or "",
+        )
         return _error_page(
             self.request,
             title="This authorization request cannot be completed",

@@ -104,6 +104,14 @@ OtherClientFetcher = served(
 SecretHoldingFetcher = served(
     ServedResponse(body=json.dumps({**LocalDocumentFetcher.document, "client_secret": "s"}).encode())
 )
+NoRedirectUrisFetcher = served(
+    ServedResponse(body=json.dumps({**LocalDocumentFetcher.document, "redirect_uris": []}).encode())
+)
+InvalidJsonFetcher = served(ServedResponse(body=b'{"client_id": "https://agent.example/oauth/client.json",'))
+OversizedFetcher = served(
+    ServedResponse(body=json.dumps({**LocalDocumentFetcher.document, "padding": "x" * 20_000}).encode())
+)
+ServedDocumentFetcher = served(ServedResponse(body=json.dumps(LocalDocumentFetcher.document).encode()))
 
 
 class MetadataDocumentFailureTests(OAuthTestCase):
@@ -146,8 +154,14 @@ class MetadataDocumentFailureTests(OAuthTestCase):
     def test_a_document_for_another_client_id_reads_as_not_matching(self) -> None:
         self.assertRefusedBecause(self.authorize(fetcher="OtherClientFetcher"), CimdFailure.MISMATCH)
 
-    def test_a_document_holding_a_secret_reads_as_invalid_metadata(self) -> None:
-        self.assertRefusedBecause(self.authorize(fetcher="SecretHoldingFetcher"), CimdFailure.INVALID)
+    def test_a_document_holding_a_secret_reads_as_confidential(self) -> None:
+        self.assertRefusedBecause(self.authorize(fetcher="SecretHoldingFetcher"), CimdFailure.CONFIDENTIAL)
+
+    def test_a_document_without_redirect_uris_says_so(self) -> None:
+        self.assertRefusedBecause(self.authorize(fetcher="NoRedirectUrisFetcher"), CimdFailure.NO_REDIRECT_URIS)
+
+    def test_an_address_without_a_path_cannot_be_a_client_id(self) -> None:
+        self.assertRefusedBecause(self.authorize("https://agent.example"), CimdFailure.BAD_ADDRESS)
 
     def test_the_reason_is_still_named_while_dot_waits_to_fetch_again(self) -> None:
         self.authorize(fetcher="HtmlPageFetcher")
@@ -161,3 +175,73 @@ class MetadataDocumentFailureTests(OAuthTestCase):
 
         self.assertEqual(response.status_code, 400)
         self.assertEqual(response.context["message"], "Invalid client_id parameter value.")
+
+
+class RefusedBeforeSignInTests(OAuthTestCase):
+    """A document that cannot be used is named before the sign-in page, never after a password."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        cache.clear()
+        dot_logger = logging.getLogger("oauth2_provider.cimd")
+        self.addCleanup(dot_logger.setLevel, dot_logger.level)
+        dot_logger.setLevel(logging.WARNING)
+
+    def authorize(self, client_id: str = CLIENT_ID, *, fetcher: str | None = None, **extra: str):
+        overrides = with_fetcher(f"tests.oauth.test_cimd.{fetcher}") if fetcher else settings.OAUTH2_PROVIDER
+        with self.settings(OAUTH2_PROVIDER=overrides):
+            return self.browser.get(AUTHORIZE, self.authorize_params(client_id, pkce_pair()[1], **extra))
+
+    def assertRefusedBeforeSignIn(self, response, reason: str) -> None:
+        self.assertEqual(response.status_code, 400)
+        self.assertFalse(response.has_header("Location"))  # no redirect to the sign-in page, nor to the client
+        self.assertTemplateUsed(response, "oauth/error.html")
+        self.assertTemplateNotUsed(response, "oauth/sign_in.html")
+        self.assertNotContains(response, 'name="password"', status_code=400)
+        self.assertIn(reason, response.context["message"])
+
+    def test_an_unreachable_document_is_named_before_sign_in(self) -> None:
+        for client_id, fetcher in (("https://127.0.0.1/oauth/client.json", None), (CLIENT_ID, "NotFoundFetcher")):
+            with self.subTest(client_id=client_id, fetcher=fetcher):
+                response = self.authorize(client_id, fetcher=fetcher)
+
+                self.assertRefusedBeforeSignIn(response, CimdFailure.UNREACHABLE)
+        self.assertFalse(Application.objects.exists())
+
+    def test_an_invalid_document_is_named_before_sign_in(self) -> None:
+        cases = {
+            "InvalidJsonFetcher": CimdFailure.NOT_JSON,
+            "HtmlPageFetcher": CimdFailure.NOT_JSON,
+            "OtherClientFetcher": CimdFailure.MISMATCH,
+            "OversizedFetcher": CimdFailure.TOO_LARGE.format(max_kilobytes=16),
+            "SecretHoldingFetcher": CimdFailure.CONFIDENTIAL,
+            "NoRedirectUrisFetcher": CimdFailure.NO_REDIRECT_URIS,
+        }
+        for fetcher, reason in cases.items():
+            with self.subTest(fetcher=fetcher):
+                cache.clear()  # each document at the same address, past DOT's failure backoff
+
+                self.assertRefusedBeforeSignIn(self.authorize(fetcher=fetcher), reason)
+        self.assertFalse(Application.objects.exists())
+
+    def test_a_redirect_uri_the_document_does_not_list_is_named_before_sign_in(self) -> None:
+        response = self.authorize(fetcher="ServedDocumentFetcher", redirect_uri="https://elsewhere.example/callback")
+
+        self.assertRefusedBeforeSignIn(
+            response, f"which its metadata document, {CLIENT_ID}, does not list among its redirect_uris"
+        )
+
+    def test_a_usable_document_is_fetched_once_and_leads_to_sign_in(self) -> None:
+        response = self.authorize(fetcher="ServedDocumentFetcher")
+
+        self.assertEqual(response.status_code, 302)
+        self.assertTrue(response["Location"].startswith("/api/auth/sign-in?next="), response["Location"])
+        application = Application.objects.get(client_id=CLIENT_ID)
+        self.assertEqual(application.registration_source, Application.RegistrationSource.CIMD)
+
+    def test_a_registered_client_with_an_unregistered_redirect_uri_is_refused_before_sign_in(self) -> None:
+        client_id = self.register()["client_id"]
+
+        response = self.authorize(client_id, redirect_uri="https://elsewhere.example/callback")
+
+        self.assertRefusedBeforeSignIn(response, "which is not a redirect URI it registered")
