@@ -3,13 +3,15 @@
 Tests that need a real browser, Node.js or Redis skip when it is missing on a developer
 machine. CI names the components each run must have in
 OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `node`, `redis`,
-`postgresql` for the server binaries the fault tests start, or `all`),
+`postgresql` for the server binaries the fault tests start, `hosts` for the
+real MCP hosts of tests/e2e/hosts with tmux and `script`, or `all`),
 which turns the matching skips into failures (docs/development/code-style.md#tests).
 """
 
 import contextlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import time
@@ -74,6 +76,26 @@ def require_node(package_dir: Path, *, minimum_major: int = 20) -> str:
         component="node",
     )
     return node
+
+
+def require_hosts(package_dir: Path) -> dict[str, str]:
+    """The real hosts installed in `package_dir` (`npm ci`), and the terminals that drive them: name -> path."""
+    require_node(package_dir)
+    paths: dict[str, str] = {}
+    for name in ("tmux", "script"):
+        path = shutil.which(name)
+        require(path is not None, f"{name} is not installed", component="hosts")
+        paths[name] = path or name
+    binaries = package_dir / "node_modules" / ".bin"
+    for name in ("gemini", "mcp-remote"):
+        require((binaries / name).exists(), f"{name} is not installed in {package_dir.name}", component="hosts")
+        paths[name] = str(binaries / name)
+    # Installed without scripts, Claude Code's launcher is a placeholder: its native build is run directly.
+    machine = {"x86_64": "x64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    claude = package_dir / "node_modules" / "@anthropic-ai" / f"claude-code-linux-{machine}" / "claude"
+    require(claude.exists(), f"Claude Code's native build for linux-{machine} is not installed", component="hosts")
+    paths["claude"] = str(claude)
+    return paths
 
 
 def require_redis_url() -> str:
