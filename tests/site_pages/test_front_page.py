@@ -11,11 +11,14 @@ from django.test import TestCase, override_settings
 from tests.factories import make_user
 
 CLIENT_SECTIONS = ["claude-code", "claude", "chatgpt", "vscode", "cursor", "inspector", "mcp-remote"]
-CLIENT_SECTIONS += ["typescript-sdk", "python-sdk"]
+CLIENT_SECTIONS += ["codex", "gemini-cli", "opencode", "typescript-sdk", "python-sdk"]
 # The non-default settings docs/connecting.md gives for 2026-07-28, by section.
 SETTINGS_FOR_2026 = {
     "inspector": "--protocol-era modern --transport http",
     "mcp-remote": '"--protocol", "auto"',
+    "codex": "mcp_2026_07_28 = true",
+    "gemini-cli": '"--protocol", "auto"',
+    "opencode": '"--protocol", "auto"',
     "typescript-sdk": 'versionNegotiation: { mode: { pin: "2026-07-28" } }',
 }
 
@@ -75,7 +78,16 @@ class FrontPageTests(TestCase):
         details = self.parsed().details
 
         self.assertEqual(list(details), CLIENT_SECTIONS)
-        for section in ("claude-code", "vscode", "cursor", "inspector", "mcp-remote"):
+        for section in (
+            "claude-code",
+            "vscode",
+            "cursor",
+            "inspector",
+            "mcp-remote",
+            "codex",
+            "gemini-cli",
+            "opencode",
+        ):
             self.assertIn(settings.OPERATOR["operator_endpoint_url"], details[section], section)
 
     def test_clients_that_need_a_setting_for_2026_07_28_show_it(self) -> None:
