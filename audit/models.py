@@ -31,6 +31,7 @@ class AuditAction(models.TextChoices):
     CLAIM_COMPLETION = "claim_completion", "Headless claim completed"
     CLAIM_END = "claim_end", "Headless claim ended after too many wrong codes"
     ROLE_CHANGE = "role_change", "Role changed"
+    CLIENT_POLICY_CHANGE = "client_policy_change", "Client policy changed"
 
 
 class AuditEvent(models.Model):
@@ -62,9 +63,10 @@ class AuditEvent(models.Model):
     tool = models.CharField(max_length=64, blank=True)
     duration_ms = models.FloatField("duration (ms)", null=True, blank=True)
     request_id = models.CharField("request ID", max_length=128, blank=True)
-    # Who made a role change (staff); the person is whose role changed. The composite
-    # indexes below serve the person and organization filters; the foreign keys need none
-    # of their own, and each index is one more write per tool call.
+    # Who made a role change (staff) or a client-policy change (an organization admin); the
+    # person is whose role changed. The composite indexes below serve the person and
+    # organization filters; the foreign keys need none of their own, and each index is one
+    # more write per tool call.
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -1,4 +1,4 @@
-"""Reads of the audit trail: one organization's events over a period, and client names.
+"""Reads of the audit trail: one organization's events over a period, client names, tool-call activity.
 
 Tool-call events carry the client's id only (the token names no more, and the
 hot path reads nothing), so readers resolve names of registered clients here,
@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, QuerySet, Subquery
 from oauth2_provider.models import get_application_model
 
-from audit.models import AuditEvent
+from audit.models import AuditAction, AuditEvent
 
 
 def events_for_organization(
@@ -46,3 +47,35 @@ def with_registered_client_names(events: QuerySet[AuditEvent]) -> QuerySet[Audit
     """
     names = get_application_model().objects.filter(client_id=OuterRef("client_id")).values("name")[:1]
     return events.annotate(registered_client_name=Subquery(names))
+
+
+@dataclass(frozen=True)
+class ToolCallActivity:
+    calls: int
+    last_call_at: datetime
+
+
+def tool_call_activity(
+    *, since: datetime, organization_id: uuid.UUID | None = None, person_id: int | None = None
+) -> dict[tuple[int, str, str], ToolCallActivity]:
+    """Tool calls since `since`, by (person id, organization id as text, client id): how many, and the last.
+
+    One grouped query over the organization's (or the person's) events, served by
+    the trail's (organization, occurred_at) or (person, occurred_at) index.
+    """
+    events = AuditEvent.objects.filter(action=AuditAction.TOOL_CALL, occurred_at__gte=since)
+    if organization_id is not None:
+        events = events.filter(organization_id=organization_id)
+    if person_id is not None:
+        events = events.filter(person_id=person_id)
+    rows = (
+        events.order_by()
+        .values("person_id", "organization_id", "client_id")
+        .annotate(calls=Count("id"), last_call_at=Max("occurred_at"))
+    )
+    return {
+        (row["person_id"], str(row["organization_id"]), row["client_id"]): ToolCallActivity(
+            calls=row["calls"], last_call_at=row["last_call_at"]
+        )
+        for row in rows
+    }
