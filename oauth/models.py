@@ -138,6 +138,9 @@ class AccessToken(AbstractAccessToken):
 
 class RefreshToken(AbstractRefreshToken):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, null=True, related_name="+")
+    # When the person allowed the connection: carried from token to token across rotations,
+    # so "first authorized" survives the purge of rotated tokens (docs/managing-connections.md).
+    authorized_at = models.DateTimeField(null=True, blank=True)
 
     class Meta(AbstractRefreshToken.Meta):
         swappable = "OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL"
@@ -188,3 +191,30 @@ class RefreshRotation(models.Model):
 class IDToken(AbstractIDToken):
     class Meta(AbstractIDToken.Meta):
         swappable = "OAUTH2_PROVIDER_ID_TOKEN_MODEL"
+
+
+class ClientPolicy(models.Model):
+    """Which clients may connect to one organization (docs/managing-connections.md#the-client-policy).
+
+    No row, or `only_listed` off, admits any client. With `only_listed` on, a
+    client is admitted when it is one of `applications`, a Client ID Metadata
+    Document client whose document is served by one of `metadata_hosts`, or a
+    dynamically registered client while `dynamic_clients` is on. A client's
+    name never admits it: a dynamically registered client names itself.
+    `oauth.client_policy` owns the rule and every write.
+    """
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, primary_key=True, related_name="client_policy"
+    )
+    only_listed = models.BooleanField(default=False)
+    dynamic_clients = models.BooleanField("every dynamically registered client", default=False)
+    metadata_hosts = models.JSONField("Client ID Metadata Document hosts", default=list, blank=True)
+    applications = models.ManyToManyField("oauth.Application", blank=True, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "client policies"
+
+    def __str__(self) -> str:
+        return f"client policy of {self.organization_id}"

@@ -7,7 +7,10 @@ docs/development/decisions.md#authorization-server):
   to every access and refresh token, across rotations (`request.organization_id`
   is what `oauth.tokens.generate_access_token` reads);
 - refuse a code exchange or a refresh when the person is no longer admin or
-  member of the bound organization (`invalid_grant`);
+  member of the bound organization, or the organization's client policy no
+  longer admits the client (`invalid_grant`; oauth/client_policy.py);
+- carry the moment of consent from refresh token to refresh token
+  (`authorized_at`, shown as "first authorized" on the connections pages);
 - refuse a `resource` other than the operator endpoint (`invalid_target`,
   RFC 8707), where a query string or trailing slash does not make another
   one; tokens always carry the canonical endpoint URL as audience anyway;
@@ -38,6 +41,7 @@ from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749 import errors
 
 from oauth import audit_trail, refresh_grace, services
+from oauth.client_policy import client_admitted
 from oauth.selectors import holds_operator_role
 from operator_core.conf import operator_settings
 
@@ -131,6 +135,8 @@ class OperatorOAuth2Validator(OAuth2Validator):
         organization_id = getattr(request, "organization_id", None)
         if not organization_id or not holds_operator_role(user_id=request.user.pk, organization_id=organization_id):
             raise errors.AccessDeniedError(description="No eligible organization was chosen.", request=request)
+        if not client_admitted(request.client, organization_id=organization_id):
+            raise errors.AccessDeniedError(description="The organization does not admit this client.", request=request)
         require_operator_resource(getattr(request, "resource", None) or [], request)
         if not expires:
             expires = timezone.now() + timedelta(seconds=oauth2_settings.AUTHORIZATION_CODE_EXPIRE_SECONDS)
@@ -169,9 +175,12 @@ class OperatorOAuth2Validator(OAuth2Validator):
             return False
         if not holds_operator_role(user_id=grant.user_id, organization_id=grant.organization_id):
             return False
+        if not client_admitted(client, organization_id=grant.organization_id):
+            return False
         request.scopes = grant.scope.split(" ")
         request.user = grant.user
         request.organization_id = str(grant.organization_id)
+        request.operator_authorized_at = grant.created
         if grant.nonce:
             request.nonce = grant.nonce
         if grant.claims:
@@ -221,6 +230,8 @@ class OperatorOAuth2Validator(OAuth2Validator):
             return False
         if not holds_operator_role(user_id=request.user.pk, organization_id=organization_id):
             return False
+        if not client_admitted(client, organization_id=organization_id):
+            return False
         request.organization_id = str(organization_id)
         return True
 
@@ -265,16 +276,23 @@ class OperatorOAuth2Validator(OAuth2Validator):
     def _create_refresh_token(
         self, request: Any, refresh_token_code: str, access_token: Any, previous_refresh_token: Any
     ):
-        """DOT's refresh-token creation (same family on rotation), plus the bound organization."""
+        """DOT's refresh-token creation (same family on rotation), plus the bound organization
+        and the moment of consent, carried from token to token.
+        """
         token_family = previous_refresh_token.token_family if previous_refresh_token else None
         if token_family is None:
             token_family = uuid.uuid4()
+        if previous_refresh_token is not None:
+            authorized_at = previous_refresh_token.authorized_at or previous_refresh_token.created
+        else:
+            authorized_at = getattr(request, "operator_authorized_at", None) or timezone.now()
         refresh_token = RefreshToken(
             user=request.user,
             organization_id=request.organization_id,
             application=request.client,
             access_token=access_token,
             token_family=token_family,
+            authorized_at=authorized_at,
             resource=this_origin_resources(),
         )
         self._set_token_value(refresh_token, refresh_token_code)

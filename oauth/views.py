@@ -33,6 +33,7 @@ from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequir
 
 from oauth.audit_trail import record_authorization_decision
 from oauth.authorization_errors import error_page_message
+from oauth.consent_refusal import refusal_outside_client_policy
 from oauth.forms import ConsentForm, SignInForm
 from oauth.limits import AUTHORIZATION, REGISTRATION, REVOCATION, TOKEN, limited
 from oauth.selectors import eligible_organizations, registered_redirect_uri_or_none
@@ -174,6 +175,7 @@ class AuthorizeView(AuthorizationView):
       which oauthlib copies onto its request for the validator to bind to the grant;
     - every redirect back to the client carries `iss` (RFC 9207), errors included;
     - every Allow and Deny is written to the audit trail, with the organization chosen;
+    - a client the chosen organization's policy does not admit is refused with a page (oauth/consent_refusal.py);
     - requests are limited per IP address (oauth/limits.py).
     """
 
@@ -268,6 +270,11 @@ class AuthorizeView(AuthorizationView):
                 if isinstance(error, NoEligibleOrganization):
                     return render(self.request, "oauth/forbidden.html", status=403)
                 return _error_page(self.request, title="Organization not available", message=error.message, status=403)
+            refused = refusal_outside_client_policy(
+                self.request, client_id=form.cleaned_data["client_id"], organization=self.organization
+            )
+            if refused is not None:
+                return refused
         else:
             self.organization = _chosen_organization_or_none(self.request.user, form.cleaned_data.get("organization"))
         return super().form_valid(form)
