@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
@@ -205,6 +206,15 @@ CLAIM_RETENTION_AFTER_EXPIRY = timedelta(days=1)
 
 
 def purge_expired_claims(*, now: datetime) -> int:
-    """Delete claims that expired more than a day before `now`; return how many went."""
-    deleted, _ = Claim.objects.filter(expires_at__lt=now - CLAIM_RETENTION_AFTER_EXPIRY).delete()
+    """Delete claims that expired more than a day before `now`; return how many went.
+
+    A completed claim is a connection, listed on the connections pages, until its token
+    expires (agent_auth.connections), so it is kept until a day after that instead.
+    """
+    token_lifetime = timedelta(seconds=operator_settings().headless_token_lifetime_seconds)
+    cutoff = now - CLAIM_RETENTION_AFTER_EXPIRY
+    expired = Claim.objects.filter(expires_at__lt=cutoff).filter(
+        ~Q(status=ClaimStatus.COMPLETED) | Q(completed_at__lt=cutoff - token_lifetime)
+    )
+    deleted, _ = expired.delete()
     return deleted

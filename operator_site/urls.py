@@ -10,6 +10,7 @@ urlpatterns = [
     path("", include("mcp_docs.urls")),
     path("", include("oauth.urls")),
     path("", include("agent_auth.urls")),
+    path("", include("connections.urls")),
     path("admin/", admin.site.urls),
     path("", include("site_pages.urls")),
 ]

@@ -1,5 +1,6 @@
 """The pages a person meets first: the front page (what the service is, the URL to paste, how to
-connect each client, who is signed in) and the 404 and 500 pages of the whole site.
+connect each client, who is signed in and where they manage their connections) and the 404 and
+500 pages of the whole site.
 """
 
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError
@@ -8,6 +9,7 @@ from django.template import loader
 from django.views.decorators.http import require_safe
 
 from operator_core.errors import NotFound, OperatorError, as_json_response
+from organizations.admin_access import administered_organizations
 from site_pages.selectors import site_addresses
 
 PROTOCOL_REVISION = "2026-07-28"
@@ -17,6 +19,9 @@ ERROR_TEMPLATE = "site_pages/error.html"
 @require_safe
 def front_page(request: HttpRequest) -> HttpResponse:
     context = {"addresses": site_addresses(), "revision": PROTOCOL_REVISION}
+    if request.user.is_authenticated:
+        # Links to the connections pages of the organizations this person administers.
+        context["administered"] = list(administered_organizations(request.user))
     return render(request, "site_pages/front.html", context)
 
 

@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "mcp_docs",
     "agent_auth",
     "site_pages",
+    "connections",
 ]
 
 MIDDLEWARE = [

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.test import TestCase
 from django.utils import timezone
 
-from agent_auth.models import Claim, IdempotencyRecord
+from agent_auth.models import Claim, ClaimStatus, IdempotencyRecord
 from audit.models import AuditAction, AuditEvent
 from oauth.models import Application, RedeemedCode
 from tests.factories import make_idempotency_record
@@ -37,6 +37,21 @@ class PurgeExpiredTests(TestCase):
 
         self.assertFalse(Claim.objects.filter(pk=old.pk).exists())
         self.assertTrue(Claim.objects.filter(pk=recent.pk).exists())
+
+    def test_a_completed_claim_is_kept_while_its_token_may_still_be_valid(self) -> None:
+        completed = _claim(expired_for=timedelta(days=2), token="e" * 64)
+        Claim.objects.filter(pk=completed.pk).update(
+            status=ClaimStatus.COMPLETED, completed_at=timezone.now() - timedelta(days=2)
+        )
+        lapsed = _claim(expired_for=timedelta(days=9), token="f" * 64)
+        Claim.objects.filter(pk=lapsed.pk).update(
+            status=ClaimStatus.COMPLETED, completed_at=timezone.now() - timedelta(days=9)
+        )
+
+        self.purge()
+
+        self.assertTrue(Claim.objects.filter(pk=completed.pk).exists())
+        self.assertFalse(Claim.objects.filter(pk=lapsed.pk).exists())
 
     def test_idempotency_records_past_their_24_hours_are_deleted(self) -> None:
         expired = make_idempotency_record(key="old", expires_at=timezone.now() - timedelta(seconds=1))

@@ -1,0 +1,121 @@
+"""Reads behind the connections pages: every live grant, OAuth or headless, as one kind of row.
+
+A row joins what the authorization server knows of a connection (oauth.connections,
+agent_auth.connections) with its tool calls from the audit trail. Tool calls
+are recorded per person, organization and client, so two connections of one
+person with one client into one organization show the same calls
+(docs/managing-connections.md#what-the-pages-show).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
+from django.utils import timezone
+
+from agent_auth.connections import HeadlessConnection, headless_connections
+from audit.selectors import ToolCallActivity, tool_call_activity
+from oauth.client_policy import client_policy_or_none, metadata_host
+from oauth.connections import OAuthConnection, oauth_connections
+from oauth.models import Application
+from organizations.models import Organization
+
+ACTIVITY_DAYS = 30
+Connection = OAuthConnection | HeadlessConnection
+
+HEADLESS_REGISTRATION = "Headless path (email code)"
+
+
+def registration_label(application: Application) -> str:
+    """How a client registered, in words; a metadata document client shows the host vouching for it."""
+    source = application.registration_source
+    if source == Application.RegistrationSource.DCR:
+        return "Dynamic registration (name not verified)"
+    if source == Application.RegistrationSource.CIMD:
+        return f"Client ID Metadata Document ({metadata_host(application.client_id)})"
+    return "Registered by the service's operators"
+
+
+@dataclass(frozen=True)
+class ConnectionRow:
+    person_email: str
+    organization: Organization
+    client_id: str
+    client_name: str
+    registration: str
+    scopes: list[str]
+    authorized_at: datetime
+    last_used_at: datetime
+    tool_calls: int
+
+
+def _row(connection: Connection, activity: dict[tuple[int, str, str], ToolCallActivity]) -> ConnectionRow:
+    if isinstance(connection, OAuthConnection):
+        client_id, client_name = connection.application.client_id, connection.application.name
+        registration, last_token_at = registration_label(connection.application), connection.last_token_at
+    else:
+        client_id, client_name = connection.client_id, connection.client_name
+        registration, last_token_at = HEADLESS_REGISTRATION, connection.authorized_at
+    calls = activity.get((connection.person.pk, str(connection.organization.pk), client_id))
+    last_used_at = max(last_token_at, calls.last_call_at) if calls else last_token_at
+    return ConnectionRow(
+        person_email=connection.person.email,
+        organization=connection.organization,
+        client_id=client_id,
+        client_name=client_name or client_id,
+        registration=registration,
+        scopes=connection.scopes,
+        authorized_at=connection.authorized_at,
+        last_used_at=last_used_at,
+        tool_calls=calls.calls if calls else 0,
+    )
+
+
+def _rows(connections: list[Connection], activity: dict[tuple[int, str, str], ToolCallActivity]) -> list[ConnectionRow]:
+    rows = [_row(connection, activity) for connection in connections]
+    return sorted(rows, key=lambda row: row.last_used_at, reverse=True)
+
+
+def _since() -> datetime:
+    return timezone.now() - timedelta(days=ACTIVITY_DAYS)
+
+
+def connections_of_person(person: AbstractBaseUser) -> list[ConnectionRow]:
+    """The person's own live connections, into every organization, most recently used first."""
+    found: list[Connection] = [*oauth_connections(person_id=person.pk), *headless_connections(person_id=person.pk)]
+    return _rows(found, tool_call_activity(since=_since(), person_id=person.pk))
+
+
+def connections_in_organization(organization: Organization) -> list[ConnectionRow]:
+    """Every live connection into the organization, with its tool calls of the last 30 days."""
+    found: list[Connection] = [
+        *oauth_connections(organization_id=organization.pk),
+        *headless_connections(organization_id=organization.pk),
+    ]
+    return _rows(found, tool_call_activity(since=_since(), organization_id=organization.pk))
+
+
+@dataclass(frozen=True)
+class ClientChoice:
+    application: Application
+    registration: str
+    listed: bool
+
+
+def client_choices(organization: Organization, rows: list[ConnectionRow]) -> list[ClientChoice]:
+    """The registered clients an admin may list by client ID: those registered by the operators,
+    those connected to the organization now, and those already listed."""
+    policy = client_policy_or_none(organization.pk)
+    listed = set(policy.applications.values_list("pk", flat=True)) if policy else set()
+    connected = {row.client_id for row in rows}
+    offered = Q(registration_source=Application.RegistrationSource.MANUAL) | Q(client_id__in=connected)
+    applications = Application.objects.filter(offered | Q(pk__in=listed)).order_by("name", "client_id")
+    return [
+        ClientChoice(
+            application=application, registration=registration_label(application), listed=application.pk in listed
+        )
+        for application in applications
+    ]

@@ -1,0 +1,74 @@
+"""OAuth connections: the live grants people gave clients (docs/managing-connections.md).
+
+A connection is one refresh-token family: one consent of one person, for one
+client, into one organization, kept alive by rotation. It is live while its
+newest refresh token is neither revoked nor past its lifetime. It ends when
+the client revokes its refresh token, or when a refresh is refused because the
+person lost their role or the organization's client policy no longer admits
+the client; the service offers no control to end one itself.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+from oauth2_provider.models import get_refresh_token_model
+
+from oauth.models import Application
+from operator_core.conf import operator_settings
+from organizations.models import Organization
+
+RefreshToken = get_refresh_token_model()
+
+
+@dataclass(frozen=True)
+class OAuthConnection:
+    person: AbstractBaseUser
+    organization: Organization
+    application: Application
+    scopes: list[str]
+    authorized_at: datetime
+    # The last code exchange or refresh: when the client last obtained tokens.
+    last_token_at: datetime
+
+
+def _live_heads(now: datetime):
+    lifetime = timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
+    return (
+        RefreshToken.objects.filter(
+            revoked__isnull=True,
+            token_family__isnull=False,
+            organization__isnull=False,
+            access_token__isnull=False,
+            created__gt=now - lifetime,
+        )
+        .select_related("user", "organization", "application", "access_token")
+        .order_by("-created", "-pk")
+    )
+
+
+def _connection(head: RefreshToken) -> OAuthConnection:
+    return OAuthConnection(
+        person=head.user,
+        organization=head.organization,
+        application=head.application,
+        scopes=(head.access_token.scope or "").split(),
+        authorized_at=head.authorized_at or head.created,
+        last_token_at=head.created,
+    )
+
+
+def oauth_connections(
+    *, person_id: int | None = None, organization_id: uuid.UUID | None = None
+) -> list[OAuthConnection]:
+    """Live OAuth connections, newest activity first, narrowed by each argument given."""
+    heads = _live_heads(timezone.now())
+    if person_id is not None:
+        heads = heads.filter(user_id=person_id)
+    if organization_id is not None:
+        heads = heads.filter(organization_id=organization_id)
+    return [_connection(head) for head in heads]
