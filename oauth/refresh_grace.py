@@ -16,7 +16,7 @@ which the database holds only as a SHA-256 digest: only a holder of the rotated
 token can open it, and a copy of the database alone opens nothing.
 
 One rotation under concurrency: `lock_presented_refresh_token` locks the
-presented token's row until the token request commits (`oauth.views.TokenView`
+presented token's row until the token request commits (`oauth.endpoint_views.TokenView`
 is one transaction), so on PostgreSQL concurrent refreshes with one token queue
 on that row, and each one after the first finds it rotated, with its answer
 kept. On SQLite every transaction takes the write lock when it begins

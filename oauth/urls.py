@@ -10,7 +10,7 @@ application-management, introspection, device and logout views are not routed.
 from django.urls import include, path
 from oauth2_provider import views as dot_views
 
-from oauth import discovery, views
+from oauth import discovery, endpoint_views, views
 
 provider_patterns = [
     # RFC 8414: one document at three paths
@@ -38,10 +38,10 @@ provider_patterns = [
         discovery.ProtectedResourceMetadataView.as_view(),
         name="oauth-resource-metadata",
     ),
-    path("api/auth/oauth2/register", views.RegisterView.as_view(), name="dcr-register"),
+    path("api/auth/oauth2/register", endpoint_views.RegisterView.as_view(), name="dcr-register"),
     path("api/auth/oauth2/authorize", views.AuthorizeView.as_view(), name="authorize"),
-    path("api/auth/oauth2/token", views.TokenView.as_view(), name="token"),
-    path("api/auth/oauth2/revoke", views.RevokeTokenView.as_view(), name="revoke-token"),
+    path("api/auth/oauth2/token", endpoint_views.TokenView.as_view(), name="token"),
+    path("api/auth/oauth2/revoke", endpoint_views.RevokeTokenView.as_view(), name="revoke-token"),
     path("api/auth/oauth2/userinfo", dot_views.UserInfoView.as_view(), name="user-info"),
     path("api/auth/jwks", dot_views.JwksInfoView.as_view(), name="jwks-info"),
 ]

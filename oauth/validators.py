@@ -165,7 +165,7 @@ class OperatorOAuth2Validator(OAuth2Validator):
         require_operator_resource(_body_resources(request), request)
         # Whatever form of the endpoint URL was sent, DOT compares the canonical one with the grant's.
         request.resource = this_origin_resources()
-        # Locked until the exchange commits (oauth.views.TokenView is atomic): a
+        # Locked until the exchange commits (oauth.endpoint_views.TokenView is atomic): a
         # concurrent exchange of the same code waits, then takes the replay path.
         grant = Grant.objects.select_for_update().filter(code=code, application=client).first()
         if grant is None:

@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.contrib.auth import authenticate, login
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
@@ -19,14 +19,11 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.debug import sensitive_post_parameters
-from oauth2_provider import views as dot_views
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import (
     AuthorizationView,
-    DynamicClientRegistrationView,
 )
-from oauth2_provider.views.dynamic_client_registration import _error_response
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
 from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
@@ -35,19 +32,15 @@ from oauth.audit_trail import record_authorization_decision
 from oauth.authorization_errors import error_page_message
 from oauth.consent_refusal import refusal_outside_client_policy
 from oauth.forms import ConsentForm, SignInForm
-from oauth.limits import AUTHORIZATION, REGISTRATION, REVOCATION, TOKEN, limited
+from oauth.limits import AUTHORIZATION, limited
 from oauth.selectors import eligible_organizations, registered_redirect_uri_or_none
 from oauth.services import (
-    ClientMetadataError,
-    RegistrationClosed,
     count_sign_in_attempt,
-    register_client,
 )
 from oauth.validators import require_operator_resource
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RetryLater
-from operator_core.json_bodies import MalformedJson, parse_json_body
 from operator_core.page_security import (
     REFERRER_POLICY_HEADER,
     allow_sources,
@@ -343,55 +336,6 @@ class AuthorizeView(AuthorizationView):
             message=message,
             status=getattr(oauth_error, "status_code", 400),
         )
-
-
-@method_decorator(limited(TOKEN, per_client=True), name="dispatch")
-class TokenView(dot_views.TokenView):
-    """DOT's token endpoint, one transaction per request, limited per IP address and per client.
-
-    With the grant row locked in `validate_code`, two concurrent exchanges of one
-    code serialize: the second finds the code redeemed and revokes what the first
-    issued, instead of both minting tokens.
-    """
-
-    @method_decorator(transaction.atomic)
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        return super().post(request, *args, **kwargs)
-
-
-# --- dynamic client registration -------------------------------------------------------
-
-
-@method_decorator(limited(REGISTRATION), name="dispatch")
-class RegisterView(DynamicClientRegistrationView):
-    """RFC 7591 registration, open to anyone by default, with our client rules (`register_client` in oauth/services.py).
-
-    No registration access token is issued: docs/authentication.md names no
-    client configuration endpoint (RFC 7592), so a client that changes registers again.
-    Limited per IP address; closed (403) or restricted to listed redirect hosts by settings.
-    """
-
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            data = parse_json_body(request.body)
-        except MalformedJson as malformed:
-            return _error_response("invalid_client_metadata", f"Request body refused: {malformed}")
-        if not isinstance(data, dict):
-            return _error_response("invalid_client_metadata", "Request body must be a JSON object")
-        try:
-            registered = register_client(data)
-        except RegistrationClosed as closed:
-            return _error_response(closed.error, closed.description, status=403)
-        except ClientMetadataError as rejected:
-            return _error_response(rejected.error, rejected.description)
-        response = JsonResponse(registered, status=201)
-        response["Cache-Control"] = "no-store"
-        return response
-
-
-@method_decorator(limited(REVOCATION), name="dispatch")
-class RevokeTokenView(dot_views.RevokeTokenView):
-    """DOT's revocation endpoint (RFC 7009), limited per IP address; the validator records each revocation."""
 
 
 def _chosen_organization_or_none(user: Any, organization_id: str | None) -> Any:
