@@ -112,7 +112,7 @@ class DatabaseOutageTests(OutageTestCase, OperatorEndpointTestCase):
         self.assert_headless_unavailable(response)
 
     def test_the_token_endpoint_meeting_a_database_outage_is_an_oauth_503(self) -> None:
-        with mock.patch("oauth.views.dot_views.TokenView.post", side_effect=RESTARTING):
+        with mock.patch("oauth.endpoint_views.dot_views.TokenView.post", side_effect=RESTARTING):
             response = self.client.post(TOKEN, {"grant_type": "authorization_code", "code": "x", "client_id": "y"})
 
         self.assert_oauth_unavailable(response)
@@ -124,7 +124,7 @@ class DatabaseOutageTests(OutageTestCase, OperatorEndpointTestCase):
             "token_endpoint_auth_method": "none",
         }
 
-        with mock.patch("oauth.views.register_client", side_effect=RESTARTING):
+        with mock.patch("oauth.endpoint_views.register_client", side_effect=RESTARTING):
             response = self.client.post(REGISTER, json.dumps(body), content_type="application/json")
 
         self.assert_oauth_unavailable(response)
@@ -140,7 +140,7 @@ class DatabaseOutageTests(OutageTestCase, OperatorEndpointTestCase):
         self.assertContains(response, "Temporarily unavailable", status_code=503)
 
     def test_a_bug_is_still_an_internal_error_in_the_paths_format(self) -> None:
-        with mock.patch("oauth.views.register_client", side_effect=RuntimeError("secret detail")):
+        with mock.patch("oauth.endpoint_views.register_client", side_effect=RuntimeError("secret detail")):
             response = self.client.post(REGISTER, "{}", content_type="application/json")
 
         self.assertEqual(response.status_code, 500)
