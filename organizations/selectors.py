@@ -11,19 +11,17 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce, Length
+from django.db.models import Field, QuerySet
 
 from operator_core.errors import NotFound
+from operator_core.sql import INTEGER_MAX, contains_condition, contains_param, datetime_param, fetch, uuid_param
 from organizations.errors import IneligibleOrganization, NoEligibleOrganization, OrganizationChoiceRequired
 from organizations.models import (
     OPERATOR_ROLES,
     Membership,
     Module,
-    ModuleSection,
     Organization,
     Source,
-    SourceChunk,
     SourceStatus,
 )
 from organizations.search import ChunkHit, search_chunk_rows
@@ -38,25 +36,15 @@ __all__ = [
     "modules_for_organization",
     "organization_by_id_or_none",
     "organization_by_slug_or_none",
-    "processed_source_ids_by_module",
     "processed_source_in_organization",
     "processed_sources_for_organization",
     "require_eligible_organization",
     "search_chunks",
-    "source_chunks",
 ]
 
 
 # The last row of a page in a (-moment, -id) ordering: listing resumes after it.
 KeysetPosition = tuple[datetime, uuid.UUID]
-
-
-def _rows_after(rows: QuerySet, *, moment_field: str, after: KeysetPosition | None) -> QuerySet:
-    """Keyset pagination: stable while rows change, and an index range scan instead of an OFFSET."""
-    if after is None:
-        return rows
-    moment, row_id = after
-    return rows.filter(Q(**{f"{moment_field}__lt": moment}) | Q(**{moment_field: moment, "id__lt": row_id}))
 
 
 def _uuid_or_none(value: object) -> uuid.UUID | None:
@@ -128,124 +116,208 @@ def membership_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> Mem
     return Membership.objects.select_related("organization").filter(user_id=user_id, organization_id=parsed).first()
 
 
-def _visible_sources() -> QuerySet[Source]:
-    return Source.objects.filter(status=SourceStatus.PROCESSED).only("id", "title").order_by("title", "id")
-
-
-# A listing row is a plain dict: a page of a listing tool builds no model instance.
-MODULE_ROW_FIELDS = ("id", "title", "summary", "status", "updated_at", "section_count")
+# A row is a plain dict of typed values (UUIDs, aware datetimes): a tool call builds no model
+# instance. The SQL is written by hand (operator_core.sql): compiling these reads through the
+# ORM cost more than running them (docs/development/performance.md).
+MODULE_ROW_FIELDS = ("id", "title", "summary", "status", "updated_at", "section_count", "source_ids")
 SOURCE_ROW_FIELDS = ("id", "title", "kind", "origin", "processed_at", "chunk_count", "characters")
+MODULE_DETAIL_FIELDS = ("id", "title", "summary", "status", "created_at", "updated_at", "sections", "sources")
+SOURCE_DETAIL_FIELDS = ("id", "title", "kind", "origin", "processed_at", "chunk_count", "chunks")
+
+
+def _listing_filters(
+    alias: str, *, moment: str, after: KeysetPosition | None, query: str | None, text_columns: tuple[str, str]
+) -> tuple[str, list[object]]:
+    """The keyset and text conditions shared by both listings, as SQL and its parameters."""
+    conditions, params = "", []
+    if after is not None:
+        # Keyset pagination: stable while rows change, and an index range scan instead of an OFFSET.
+        conditions += f" AND ({alias}.{moment} < %s OR ({alias}.{moment} = %s AND {alias}.id < %s))"
+        params += [datetime_param(after[0]), datetime_param(after[0]), uuid_param(after[1])]
+    if query:
+        first, second = (contains_condition(f"{alias}.{column}") for column in text_columns)
+        conditions += f" AND ({first} OR {second})"
+        params += [contains_param(query)] * 2
+    return conditions, params
 
 
 def modules_for_organization(
     organization: Organization,
     *,
+    limit: int,
     query: str | None = None,
     status: str | None = None,
     after: KeysetPosition | None = None,
-) -> QuerySet[dict[str, Any]]:
-    """Modules of one organization as rows (`MODULE_ROW_FIELDS`), newest `updated_at` first
-    (ties: id descending). `after` resumes after that page position; a page's
-    sources come from `processed_source_ids_by_module`.
+) -> list[dict[str, Any]]:
+    """The first `limit` modules of one organization as rows (`MODULE_ROW_FIELDS`), in one query.
+
+    Newest `updated_at` first (ties: id descending); `after` resumes after that
+    page position. `query` matches the title or summary case-insensitively;
+    `source_ids` are the processed sources each module was built from, by title then id.
     """
-    modules = _rows_after(Module.objects.filter(organization=organization), moment_field="updated_at", after=after)
-    if query:
-        modules = modules.filter(Q(title__icontains=query) | Q(summary__icontains=query))
-    if status:
-        modules = modules.filter(status=status)
-    return modules.annotate(section_count=Count("sections")).order_by("-updated_at", "-id").values(*MODULE_ROW_FIELDS)
-
-
-def processed_source_ids_by_module(module_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """The processed sources each module was built from, ordered by title then id; one query."""
-    links = (
-        Module.sources.through.objects.filter(module_id__in=module_ids, source__status=SourceStatus.PROCESSED)
-        .order_by("source__title", "source_id")
-        .values_list("module_id", "source_id")
+    conditions, params = _listing_filters(
+        "m", moment="updated_at", after=after, query=query, text_columns=("title", "summary")
     )
-    by_module: dict[uuid.UUID, list[uuid.UUID]] = {module_id: [] for module_id in module_ids}
-    for module_id, source_id in links:
-        by_module[module_id].append(source_id)
-    return by_module
+    if status:
+        conditions += " AND m.status = %s"
+        params.append(status)
+    # The page is cut first; only its modules are joined to their sources.
+    sql = f"""
+        SELECT page.id, page.title, page.summary, page.status, page.updated_at, page.section_count, src.id
+        FROM (
+            SELECT m.id, m.title, m.summary, m.status, m.updated_at,
+                   (SELECT COUNT(*) FROM organizations_modulesection sec WHERE sec.module_id = m.id) AS section_count
+            FROM organizations_module m
+            WHERE m.organization_id = %s{conditions}
+            ORDER BY m.updated_at DESC, m.id DESC
+            LIMIT %s
+        ) page
+        LEFT JOIN organizations_module_sources link ON link.module_id = page.id
+        LEFT JOIN organizations_source src ON src.id = link.source_id AND src.status = %s
+        ORDER BY page.updated_at DESC, page.id DESC, src.title, src.id
+    """  # noqa: S608 - only placeholders and fixed conditions are interpolated
+    rows = fetch(
+        sql,
+        [uuid_param(organization.pk), *params, limit, SourceStatus.PROCESSED],
+        fields=[_field(Module, "id"), None, None, None, _field(Module, "updated_at"), None, _field(Source, "id")],
+    )
+    modules: dict[uuid.UUID, dict[str, Any]] = {}
+    for *module, source_id in rows:
+        row = modules.get(module[0])
+        if row is None:
+            row = modules[module[0]] = dict(zip(MODULE_ROW_FIELDS, [*module, []], strict=True))
+        if source_id is not None:
+            row["source_ids"].append(source_id)
+    return list(modules.values())
 
 
-def module_in_organization(organization: Organization, *, module_id: str | uuid.UUID) -> Module:
-    """One module with its sections (by position) and processed sources (by title, id).
+def module_in_organization(organization: Organization, *, module_id: str | uuid.UUID) -> dict[str, Any]:
+    """One module (`MODULE_DETAIL_FIELDS`) with its sections (position, title, body; by position)
+    and processed sources (id, title; by title, then id), in two queries.
 
     Raises NotFound("Module not found.") for a malformed, missing or foreign id.
     """
     parsed = _uuid_or_none(module_id)
-    module = None
+    rows = []
     if parsed is not None:
-        module = (
-            Module.objects.filter(organization=organization, id=parsed)
-            .prefetch_related(
-                Prefetch("sections", queryset=ModuleSection.objects.order_by("position")),
-                Prefetch("sources", queryset=_visible_sources()),
-            )
-            .first()
+        rows = fetch(
+            """
+            SELECT m.id, m.title, m.summary, m.status, m.created_at, m.updated_at, sec.position, sec.title, sec.body
+            FROM organizations_module m
+            LEFT JOIN organizations_modulesection sec ON sec.module_id = m.id
+            WHERE m.organization_id = %s AND m.id = %s
+            ORDER BY sec.position
+            """,
+            [uuid_param(organization.pk), uuid_param(parsed)],
+            fields=[_field(Module, "id"), None, None, None, _field(Module, "created_at"), _field(Module, "updated_at")],
         )
-    if module is None:
+    if not rows:
         raise NotFound("Module not found.")
+    module = dict(zip(MODULE_DETAIL_FIELDS, [*rows[0][:6], [], []], strict=True))
+    module["sections"] = [
+        {"position": position, "title": title, "body": body}
+        for *_, position, title, body in rows
+        if position is not None
+    ]
+    sources = fetch(
+        """
+        SELECT src.id, src.title
+        FROM organizations_module_sources link
+        JOIN organizations_source src ON src.id = link.source_id
+        WHERE link.module_id = %s AND src.status = %s
+        ORDER BY src.title, src.id
+        """,
+        [uuid_param(parsed), SourceStatus.PROCESSED],
+        fields=[_field(Source, "id"), None],
+    )
+    module["sources"] = [{"id": source_id, "title": title} for source_id, title in sources]
     return module
-
-
-def _chunk_count() -> Coalesce:
-    """Chunks of the outer source, as a correlated subquery: unlike a GROUP BY over
-    every matching source, it is computed only for the rows a page returns."""
-    counts = SourceChunk.objects.filter(source=OuterRef("pk")).order_by().values("source").annotate(count=Count("id"))
-    return Coalesce(Subquery(counts.values("count"), output_field=IntegerField()), 0)
 
 
 def processed_sources_for_organization(
     organization: Organization,
     *,
+    limit: int,
     query: str | None = None,
     kind: str | None = None,
     after: KeysetPosition | None = None,
-) -> QuerySet[dict[str, Any]]:
-    """Processed sources of one organization, newest `processed_at` first (ties: id descending).
+) -> list[dict[str, Any]]:
+    """The first `limit` processed sources of one organization as rows (`SOURCE_ROW_FIELDS`), in one query.
 
-    Rows (`SOURCE_ROW_FIELDS`) with `chunk_count` and `characters` (length of the
-    text). `after` resumes after that page position.
+    Newest `processed_at` first (ties: id descending); `after` resumes after that
+    page position. `query` matches the title or origin case-insensitively;
+    `characters` is the length of the text. Chunks are counted for the page's rows only.
     """
-    sources = Source.objects.filter(organization=organization, status=SourceStatus.PROCESSED)
-    sources = _rows_after(sources, moment_field="processed_at", after=after)
-    if query:
-        sources = sources.filter(Q(title__icontains=query) | Q(origin__icontains=query))
-    if kind:
-        sources = sources.filter(kind=kind)
-    return (
-        sources.annotate(chunk_count=_chunk_count(), characters=Length("text"))
-        .order_by("-processed_at", "-id")
-        .values(*SOURCE_ROW_FIELDS)
+    conditions, params = _listing_filters(
+        "s", moment="processed_at", after=after, query=query, text_columns=("title", "origin")
     )
+    if kind:
+        conditions += " AND s.kind = %s"
+        params.append(kind)
+    sql = f"""
+        SELECT s.id, s.title, s.kind, s.origin, s.processed_at,
+               (SELECT COUNT(*) FROM organizations_sourcechunk c WHERE c.source_id = s.id) AS chunk_count,
+               LENGTH(s.text) AS characters
+        FROM organizations_source s
+        WHERE s.organization_id = %s AND s.status = %s{conditions}
+        ORDER BY s.processed_at DESC, s.id DESC
+        LIMIT %s
+    """  # noqa: S608 - only placeholders and fixed conditions are interpolated
+    rows = fetch(
+        sql,
+        [uuid_param(organization.pk), SourceStatus.PROCESSED, *params, limit],
+        fields=[_field(Source, "id"), None, None, None, _field(Source, "processed_at"), None, None],
+    )
+    return [dict(zip(SOURCE_ROW_FIELDS, row, strict=True)) for row in rows]
 
 
-def processed_source_in_organization(organization: Organization, *, source_id: str | uuid.UUID) -> Source:
-    """One processed source, annotated `chunk_count`.
+def processed_source_in_organization(
+    organization: Organization, *, source_id: str | uuid.UUID, start: int, limit: int
+) -> dict[str, Any]:
+    """One processed source (`SOURCE_DETAIL_FIELDS`) with its chunk count and, by index, up to
+    `limit` of its chunks (index, text) from index `start`, in one query.
 
     Raises NotFound("Source not found.") for a malformed, missing, foreign or
     unprocessed id.
     """
     parsed = _uuid_or_none(source_id)
-    source = None
+    rows = []
     if parsed is not None:
-        source = (
-            Source.objects.filter(organization=organization, id=parsed, status=SourceStatus.PROCESSED)
-            .annotate(chunk_count=_chunk_count())
-            .first()
+        key = uuid_param(parsed)
+        rows = fetch(
+            """
+            SELECT s.id, s.title, s.kind, s.origin, s.processed_at,
+                   (SELECT COUNT(*) FROM organizations_sourcechunk WHERE source_id = %s) AS chunk_count,
+                   c."index", c.text
+            FROM organizations_source s
+            LEFT JOIN (
+                SELECT "index", text FROM organizations_sourcechunk
+                WHERE source_id = %s AND "index" >= %s
+                ORDER BY "index"
+                LIMIT %s
+            ) c ON 1 = 1
+            WHERE s.organization_id = %s AND s.id = %s AND s.status = %s
+            ORDER BY c."index"
+            """,
+            [
+                key,
+                key,
+                min(max(0, start), INTEGER_MAX),
+                max(0, limit),
+                uuid_param(organization.pk),
+                key,
+                SourceStatus.PROCESSED,
+            ],
+            fields=[_field(Source, "id"), None, None, None, _field(Source, "processed_at"), None, None, None],
         )
-    if source is None:
+    if not rows:
         raise NotFound("Source not found.")
-    return source
+    chunks = [{"index": index, "text": text} for *_, index, text in rows if index is not None]
+    return dict(zip(SOURCE_DETAIL_FIELDS, [*rows[0][:6], chunks], strict=True))
 
 
-def source_chunks(source: Source, *, start: int, limit: int) -> list[SourceChunk]:
-    """Chunks `start` to `start + limit - 1` of a source (fewer at the end), by index."""
-    if limit <= 0:
-        return []
-    return list(SourceChunk.objects.filter(source=source, index__gte=max(0, start)).order_by("index")[:limit])
+def _field(model: type, name: str) -> Field:
+    return model._meta.get_field(name)  # type: ignore[attr-defined]
 
 
 def search_chunks(

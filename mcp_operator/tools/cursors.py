@@ -19,7 +19,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.core import signing
-from django.db.models import QuerySet
 
 from mcp_operator.tools.payloads import organization_ref
 from operator_core.errors import InvalidArguments
@@ -68,16 +67,17 @@ def paged_listing(
     *,
     tool_name: str,
     filters: dict[str, Any],
-    rows_after: Callable[[KeysetPosition | None], QuerySet[Any]],
+    rows_after: Callable[[KeysetPosition | None, int], list[dict[str, Any]]],
     moment_field: str,
     items_key: str,
     summarize: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
 ) -> dict[str, Any]:
     """One page of a listing tool: resume after `cursor`, cut `limit` rows, issue the next cursor.
 
-    `rows_after(position)` returns the selector's rows (dicts) after that keyset
-    position (all of them for None), ordered by (-moment_field, -id). One row more
-    than the page is read, to know whether another page exists without a COUNT.
+    `rows_after(position, count)` returns the selector's first `count` rows (dicts)
+    after that keyset position (from the start for None), ordered by
+    (-moment_field, -id). One row more than the page is read, to know whether
+    another page exists without a COUNT.
     `summarize` turns the page's rows into the tool's items, all at once.
     """
     organization, arguments = call.organization, call.arguments
@@ -85,7 +85,7 @@ def paged_listing(
     if "cursor" in arguments:
         after = read_cursor(arguments["cursor"], tool_name=tool_name, organization=organization, filters=filters)
     limit = arguments["limit"]
-    page = list(rows_after(after)[: limit + 1])
+    page = rows_after(after, limit + 1)
     next_cursor = None
     if len(page) > limit:
         page = page[:limit]

@@ -16,7 +16,7 @@ from mcp_operator.tools.payloads import (
 from operator_core.errors import InvalidArguments
 from operator_core.mcp.tools import Tool, ToolCall
 from organizations.models import SourceKind
-from organizations.selectors import processed_source_in_organization, source_chunks
+from organizations.selectors import processed_source_in_organization
 
 NAME = "fetch_knowledge"
 DEFAULT_MAX_CHUNKS = 10
@@ -77,27 +77,29 @@ OUTPUT = knowledge_output_schema(
 
 def fetch_knowledge(call: ToolCall) -> dict[str, Any]:
     arguments = call.arguments
-    source = processed_source_in_organization(call.organization, source_id=arguments["sourceId"])
-    start, limit = arguments["startChunk"], arguments["maxChunks"]
-    if start > 0 and start >= source.chunk_count:
+    start = arguments["startChunk"]
+    source = processed_source_in_organization(
+        call.organization, source_id=arguments["sourceId"], start=start, limit=arguments["maxChunks"]
+    )
+    chunk_count = source["chunk_count"]
+    if start > 0 and start >= chunk_count:
         raise InvalidArguments(
-            f"startChunk is past the last chunk: this source has {source.chunk_count} chunks", field="startChunk"
+            f"startChunk is past the last chunk: this source has {chunk_count} chunks", field="startChunk"
         )
-    chunks = source_chunks(source, start=start, limit=limit) if source.chunk_count else []
-    end = start + len(chunks)
+    end = start + len(source["chunks"])
     return {
         "success": True,
         "organization": organization_ref(call.organization),
         "source": {
-            "id": str(source.id),
-            "title": source.title,
-            "kind": source.kind,
-            "origin": source.origin,
-            "processedAt": timestamp(source.processed_at),
-            "chunkCount": source.chunk_count,
+            "id": str(source["id"]),
+            "title": source["title"],
+            "kind": source["kind"],
+            "origin": source["origin"],
+            "processedAt": timestamp(source["processed_at"]),
+            "chunkCount": chunk_count,
         },
-        "chunks": [{"index": chunk.index, "text": chunk.text} for chunk in chunks],
-        "nextChunk": end if end < source.chunk_count else None,
+        "chunks": source["chunks"],
+        "nextChunk": end if end < chunk_count else None,
     }
 
 

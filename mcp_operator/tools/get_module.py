@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp_operator.tools.payloads import TIMESTAMP, UUID_STRING, input_schema, organization_ref, output_schema, timestamp
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.models import Module, ModuleStatus
+from organizations.models import ModuleStatus
 from organizations.selectors import module_in_organization
 
 NAME = "get_module"
@@ -62,16 +62,16 @@ def get_module(call: ToolCall) -> dict[str, Any]:
     return {"organization": organization_ref(call.organization), "module": _detail(module)}
 
 
-def _detail(module: Module) -> dict[str, Any]:
+def _detail(module: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": str(module.id),
-        "title": module.title,
-        "summary": module.summary,
-        "status": module.status,
-        "createdAt": timestamp(module.created_at),
-        "updatedAt": timestamp(module.updated_at),
-        "sections": [{"position": s.position, "title": s.title, "body": s.body} for s in module.sections.all()],
-        "sources": [{"id": str(source.id), "title": source.title} for source in module.sources.all()],
+        "id": str(module["id"]),
+        "title": module["title"],
+        "summary": module["summary"],
+        "status": module["status"],
+        "createdAt": timestamp(module["created_at"]),
+        "updatedAt": timestamp(module["updated_at"]),
+        "sections": module["sections"],
+        "sources": [{"id": str(source["id"]), "title": source["title"]} for source in module["sources"]],
     }
 
 

@@ -17,7 +17,7 @@ from mcp_operator.tools.payloads import (
 )
 from operator_core.mcp.tools import Tool, ToolCall
 from organizations.models import ModuleStatus
-from organizations.selectors import modules_for_organization, processed_source_ids_by_module
+from organizations.selectors import modules_for_organization
 
 NAME = "list_modules"
 
@@ -62,8 +62,8 @@ def list_modules(call: ToolCall) -> dict[str, Any]:
         call,
         tool_name=NAME,
         filters=filters,
-        rows_after=lambda after: modules_for_organization(
-            call.organization, query=filters["query"], status=filters["status"], after=after
+        rows_after=lambda after, count: modules_for_organization(
+            call.organization, limit=count, query=filters["query"], status=filters["status"], after=after
         ),
         moment_field="updated_at",
         items_key="modules",
@@ -72,7 +72,6 @@ def list_modules(call: ToolCall) -> dict[str, Any]:
 
 
 def _summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    source_ids = processed_source_ids_by_module([row["id"] for row in rows])
     return [
         {
             "id": str(row["id"]),
@@ -80,7 +79,7 @@ def _summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "summary": row["summary"],
             "status": row["status"],
             "sectionCount": row["section_count"],
-            "sourceIds": [str(source_id) for source_id in source_ids[row["id"]]],
+            "sourceIds": [str(source_id) for source_id in row["source_ids"]],
             "updatedAt": timestamp(row["updated_at"]),
         }
         for row in rows

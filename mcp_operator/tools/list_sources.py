@@ -58,8 +58,8 @@ def list_sources(call: ToolCall) -> dict[str, Any]:
         call,
         tool_name=NAME,
         filters=filters,
-        rows_after=lambda after: processed_sources_for_organization(
-            call.organization, query=filters["query"], kind=filters["kind"], after=after
+        rows_after=lambda after, count: processed_sources_for_organization(
+            call.organization, limit=count, query=filters["query"], kind=filters["kind"], after=after
         ),
         moment_field="processed_at",
         items_key="sources",

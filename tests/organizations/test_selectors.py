@@ -12,11 +12,9 @@ from organizations.selectors import (
     modules_for_organization,
     organization_by_id_or_none,
     organization_by_slug_or_none,
-    processed_source_ids_by_module,
     processed_source_in_organization,
     processed_sources_for_organization,
     require_eligible_organization,
-    source_chunks,
 )
 from organizations.services import create_module, mark_source_failed, register_source
 from tests.factories import make_membership, make_module, make_organization, make_source, make_user
@@ -92,7 +90,7 @@ class ModuleSelectorTests(TestCase):
         mine = make_module(organization=self.organization, title="Mine")
         make_module(organization=self.other, title="Theirs")
 
-        self.assertEqual([row["id"] for row in modules_for_organization(self.organization)], [mine.id])
+        self.assertEqual([row["id"] for row in modules_for_organization(self.organization, limit=10)], [mine.id])
 
     def test_filters_annotations_and_order(self) -> None:
         older = make_module(organization=self.organization, title="Safety basics", sections=[("a", "b"), ("c", "d")])
@@ -100,7 +98,7 @@ class ModuleSelectorTests(TestCase):
         make_module(organization=self.organization, title="Safety archive", status=ModuleStatus.ARCHIVED)
         Module.objects.filter(pk=older.pk).update(updated_at=timezone.now() - datetime.timedelta(days=1))
 
-        found = list(modules_for_organization(self.organization, query="safety", status=ModuleStatus.PUBLISHED))
+        found = modules_for_organization(self.organization, limit=10, query="safety", status=ModuleStatus.PUBLISHED)
 
         self.assertEqual([row["id"] for row in found], [newer.id, older.id])
         self.assertEqual([row["section_count"] for row in found], [1, 2])
@@ -110,22 +108,23 @@ class ModuleSelectorTests(TestCase):
         pending = register_source(organization=self.organization, title="A pending", kind=SourceKind.TEXT, text="x")
         module = create_module(organization=self.organization, title="Mixed", sources=[processed, pending])
 
-        self.assertEqual(processed_source_ids_by_module([module.id]), {module.id: [processed.id]})
+        [row] = modules_for_organization(self.organization, limit=10)
 
-    def test_listing_modules_with_their_sources_takes_two_queries(self) -> None:
+        self.assertEqual((row["id"], row["source_ids"]), (module.id, [processed.id]))
+
+    def test_listing_modules_with_their_sources_takes_one_query(self) -> None:
         for number in range(3):
             create_module(
                 organization=self.organization,
                 title=f"Module {number}",
                 sections=[("a", "b")],
-                sources=[make_source(organization=self.organization)],
+                sources=[make_source(organization=self.organization), make_source(organization=self.organization)],
             )
 
-        with self.assertNumQueries(2):
-            rows = list(modules_for_organization(self.organization))
-            source_ids = processed_source_ids_by_module([row["id"] for row in rows])
+        with self.assertNumQueries(1):
+            rows = modules_for_organization(self.organization, limit=10)
 
-        self.assertEqual([len(source_ids[row["id"]]) for row in rows], [1, 1, 1])
+        self.assertEqual([len(row["source_ids"]) for row in rows], [2, 2, 2])
 
     def test_module_of_another_organization_is_not_found(self) -> None:
         foreign = make_module(organization=self.other)
@@ -146,11 +145,11 @@ class ModuleSelectorTests(TestCase):
             organization=self.organization, title="M", sections=[("First", "1"), ("Second", "2")], sources=[zulu, alpha]
         )
 
-        with self.assertNumQueries(3):
+        with self.assertNumQueries(2):
             module = module_in_organization(self.organization, module_id=str(created.id))
-            sections = [section.title for section in module.sections.all()]
-            sources = [source.title for source in module.sources.all()]
 
+        sections = [section["title"] for section in module["sections"]]
+        sources = [source["title"] for source in module["sources"]]
         self.assertEqual((sections, sources), (["First", "Second"], ["Alpha", "Zulu"]))
 
 
@@ -164,7 +163,7 @@ class SourceSelectorTests(TestCase):
         register_source(organization=self.organization, title="Pending", kind=SourceKind.TEXT, text="x")
         mark_source_failed(make_source(organization=self.organization, title="Failed"))
 
-        found = list(processed_sources_for_organization(self.organization))
+        found = processed_sources_for_organization(self.organization, limit=10)
 
         self.assertEqual([row["id"] for row in found], [mine.id])
         self.assertEqual(found[0]["chunk_count"], mine.chunks.count())
@@ -175,7 +174,7 @@ class SourceSelectorTests(TestCase):
         make_source(organization=self.organization, title="Press notes", kind=SourceKind.TEXT)
         make_source(organization=self.organization, title="Other", kind=SourceKind.FILE)
 
-        found = processed_sources_for_organization(self.organization, query="press", kind=SourceKind.FILE)
+        found = processed_sources_for_organization(self.organization, limit=10, query="press", kind=SourceKind.FILE)
 
         self.assertEqual([row["id"] for row in found], [guide.id])
 
@@ -183,7 +182,7 @@ class SourceSelectorTests(TestCase):
         foreign = make_source()
 
         with self.assertRaises(NotFound) as caught:
-            processed_source_in_organization(self.organization, source_id=str(foreign.id))
+            processed_source_in_organization(self.organization, source_id=str(foreign.id), start=0, limit=10)
 
         self.assertEqual(caught.exception.message, "Source not found.")
 
@@ -192,14 +191,23 @@ class SourceSelectorTests(TestCase):
 
         for source_id in (str(pending.id), "zzz", ""):
             with self.subTest(source_id=source_id), self.assertRaises(NotFound):
-                processed_source_in_organization(self.organization, source_id=source_id)
+                processed_source_in_organization(self.organization, source_id=source_id, start=0, limit=10)
 
-    def test_source_chunks_pages_in_index_order(self) -> None:
+    def test_chunks_come_a_run_at_a_time_in_index_order(self) -> None:
         source = make_source(organization=self.organization, text=LONG_TEXT)
         total = source.chunks.count()
 
-        page = source_chunks(source, start=1, limit=2)
+        with self.assertNumQueries(1):
+            found = processed_source_in_organization(self.organization, source_id=source.id, start=1, limit=2)
 
         self.assertGreaterEqual(total, 3)
-        self.assertEqual([chunk.index for chunk in page], [1, 2])
-        self.assertEqual(source_chunks(source, start=total, limit=5), [])
+        self.assertEqual((found["chunk_count"], [chunk["index"] for chunk in found["chunks"]]), (total, [1, 2]))
+
+    def test_a_start_past_the_last_chunk_finds_the_source_and_no_chunk(self) -> None:
+        source = make_source(organization=self.organization, text=LONG_TEXT)
+
+        for start in (source.chunks.count(), 2**80):
+            with self.subTest(start=start):
+                found = processed_source_in_organization(self.organization, source_id=source.id, start=start, limit=5)
+
+                self.assertEqual((found["id"], found["chunks"]), (source.id, []))

@@ -100,9 +100,9 @@ class FetchKnowledgeToolTests(OperatorEndpointTestCase):
 
         self.assertEqual(result.error["field"], "sourceId")
 
-    def test_fetching_chunks_costs_three_queries_and_the_audit_insert(self) -> None:
-        # the person with their membership, source with its chunk count, chunks, the audit record
-        with self.assertNumQueries(4):
+    def test_fetching_chunks_costs_two_queries_and_the_audit_insert(self) -> None:
+        # the person with their membership, the source with its chunk count and chunks, the audit record
+        with self.assertNumQueries(3):
             result = self.call_tool(self.member, "fetch_knowledge", sourceId=str(self.source.id), maxChunks=50)
 
         self.assertEqual(len(result.structured["chunks"]), 5)

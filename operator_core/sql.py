@@ -1,0 +1,87 @@
+"""Hand-written SELECTs for the hot path, adapted to the database vendor by Django's own backend.
+
+The reads of a tool call are few and fixed in shape, and building and compiling
+them through the ORM cost more than running them (docs/development/performance.md).
+The selectors that serve tool calls write their SQL by hand instead, and this
+module keeps that SQL the same on SQLite and PostgreSQL, and its answers the
+same as the ORM's:
+
+- parameters are adapted as the ORM adapts them (`uuid_param`,
+  `datetime_param`), and a case-insensitive "contains" is the backend's own
+  `__icontains` (`contains_condition`, `contains_param`): `LIKE ... ESCAPE` on
+  SQLite, `UPPER(...::text) LIKE UPPER(...)` on PostgreSQL;
+- statements run through Django's cursor, so they are counted, logged and
+  wrapped like every ORM query (`assertNumQueries`, execute wrappers, outages);
+- result columns are converted by the backend's converters for the model field
+  each one comes from (`fetch`), so a row holds what `values()` would hold:
+  `uuid.UUID`, aware `datetime`.
+
+SQL text is written with `%s` placeholders only: values are always bound.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Field
+
+Converter = Callable[[Any, Any, Any], Any]
+
+# The largest integer either vendor binds (64-bit). Callers clamp integers from requests to it: a
+# bound past every stored value selects the same rows, where a larger one fails to bind.
+INTEGER_MAX = 2**63 - 1
+
+
+def uuid_param(value: uuid.UUID) -> object:
+    """A UUID as the backend stores it: native on PostgreSQL, 32 hex digits on SQLite."""
+    return value if connection.features.has_native_uuid_field else value.hex
+
+
+def datetime_param(value: datetime) -> object:
+    """An aware datetime as the backend compares it (naive UTC text on SQLite)."""
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def contains_condition(column: str) -> str:
+    """Text `column` contains the bound pattern, case-insensitively, exactly as the ORM's `__icontains`."""
+    return f"{connection.ops.lookup_cast('icontains') % column} {connection.operators['icontains']}"
+
+
+def contains_param(text: str) -> str:
+    """The bound pattern of `contains_condition`: `text` anywhere, its `%`, `_` and `\\` taken literally."""
+    return f"%{connection.ops.prep_for_like_query(text)}%"
+
+
+def fetch(sql: str, params: Sequence[object], *, fields: Sequence[Field | None]) -> list[tuple[Any, ...]]:
+    """Run one SELECT and return its rows, column i converted as the ORM converts `fields[i]`.
+
+    None in `fields` keeps the column as the driver returned it (counts, lengths, text).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    converters = _converters(fields)
+    if not converters or not rows:
+        return rows
+    converted = []
+    for row in rows:
+        values = list(row)
+        for index, column, convert in converters:
+            values[index] = convert(values[index], column, connection)
+        converted.append(tuple(values))
+    return converted
+
+
+def _converters(fields: Sequence[Field | None]) -> list[tuple[int, Any, Converter]]:
+    found = []
+    for index, field in enumerate(fields):
+        if field is None:
+            continue
+        column = field.cached_col
+        for convert in [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]:
+            found.append((index, column, convert))
+    return found
