@@ -13,8 +13,8 @@ same as the ORM's:
 - statements run through Django's cursor, so they are counted, logged and
   wrapped like every ORM query (`assertNumQueries`, execute wrappers, outages);
 - result columns are converted by the backend's converters for the model field
-  each one comes from (`fetch`), so a row holds what `values()` would hold:
-  `uuid.UUID`, aware `datetime`.
+  each one comes from (`fetch`, `row_converter`), so a row holds what
+  `values()` would hold: `uuid.UUID`, aware `datetime`.
 
 SQL text is written with `%s` placeholders only: values are always bound.
 """
@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Field
 
 Converter = Callable[[Any, Any, Any], Any]
@@ -56,32 +56,38 @@ def contains_param(text: str) -> str:
     return f"%{connection.ops.prep_for_like_query(text)}%"
 
 
-def fetch(sql: str, params: Sequence[object], *, fields: Sequence[Field | None]) -> list[tuple[Any, ...]]:
-    """Run one SELECT and return its rows, column i converted as the ORM converts `fields[i]`.
-
-    None in `fields` keeps the column as the driver returned it (counts, lengths, text).
-    """
+def fetch(sql: str, params: Sequence[object], *, fields: Sequence[Field | None] | None = None) -> list[tuple]:
+    """Run one SELECT and return its rows; with `fields`, column i converted as the ORM converts `fields[i]`."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    converters = _converters(fields)
-    if not converters or not rows:
+    if fields is None or not rows:
         return rows
-    converted = []
-    for row in rows:
-        values = list(row)
-        for index, column, convert in converters:
-            values[index] = convert(values[index], column, connection)
-        converted.append(tuple(values))
-    return converted
+    convert = row_converter(fields)
+    return [convert(row) for row in rows]
 
 
-def _converters(fields: Sequence[Field | None]) -> list[tuple[int, Any, Converter]]:
-    found = []
+def row_converter(fields: Sequence[Field | None]) -> Callable[[Sequence[Any]], tuple]:
+    """A function that converts one result row as the ORM converts column i for `fields[i]`.
+
+    None in `fields` keeps the column as the driver returned it (counts, lengths,
+    text). Where the backend converts nothing (PostgreSQL), rows pass as they are.
+    """
+    converters = []
     for index, field in enumerate(fields):
         if field is None:
             continue
         column = field.cached_col
         for convert in [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]:
-            found.append((index, column, convert))
-    return found
+            converters.append((index, column, convert))
+    if not converters:
+        return tuple
+    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself, as the ORM's compiler passes it
+
+    def converted(row: Sequence[Any]) -> tuple:
+        values = list(row)
+        for index, column, convert in converters:
+            values[index] = convert(values[index], column, db)
+        return tuple(values)
+
+    return converted

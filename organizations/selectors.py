@@ -14,7 +14,15 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Field, QuerySet
 
 from operator_core.errors import NotFound
-from operator_core.sql import INTEGER_MAX, contains_condition, contains_param, datetime_param, fetch, uuid_param
+from operator_core.sql import (
+    INTEGER_MAX,
+    contains_condition,
+    contains_param,
+    datetime_param,
+    fetch,
+    row_converter,
+    uuid_param,
+)
 from organizations.errors import IneligibleOrganization, NoEligibleOrganization, OrganizationChoiceRequired
 from organizations.models import (
     OPERATOR_ROLES,
@@ -176,18 +184,17 @@ def modules_for_organization(
         LEFT JOIN organizations_source src ON src.id = link.source_id AND src.status = %s
         ORDER BY page.updated_at DESC, page.id DESC, src.title, src.id
     """  # noqa: S608 - only placeholders and fixed conditions are interpolated
-    rows = fetch(
-        sql,
-        [uuid_param(organization.pk), *params, limit, SourceStatus.PROCESSED],
-        fields=[_field(Module, "id"), None, None, None, _field(Module, "updated_at"), None, _field(Source, "id")],
-    )
-    modules: dict[uuid.UUID, dict[str, Any]] = {}
-    for *module, source_id in rows:
+    rows = fetch(sql, [uuid_param(organization.pk), *params, limit, SourceStatus.PROCESSED])
+    # A module stands on one row per source: convert its columns once, on its first row.
+    module_row = row_converter([_field(Module, "id"), None, None, None, _field(Module, "updated_at"), None])
+    source_id = row_converter([_field(Source, "id")])
+    modules: dict[object, dict[str, Any]] = {}
+    for *module, source in rows:
         row = modules.get(module[0])
         if row is None:
-            row = modules[module[0]] = dict(zip(MODULE_ROW_FIELDS, [*module, []], strict=True))
-        if source_id is not None:
-            row["source_ids"].append(source_id)
+            row = modules[module[0]] = dict(zip(MODULE_ROW_FIELDS, [*module_row(module), []], strict=True))
+        if source is not None:
+            row["source_ids"].append(source_id([source])[0])
     return list(modules.values())
 
 
