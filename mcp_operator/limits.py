@@ -28,8 +28,8 @@ import contextlib
 import functools
 import logging
 import math
+import os
 import threading
-import uuid
 from collections.abc import Iterator
 
 import redis
@@ -92,7 +92,7 @@ def slots_in_use(*, user_id: object, organization_id: object, tool_name: str) ->
     now_ms = _now_ms()
     client = default_redis_client()
     if client is not None:
-        return int(client.zcount(cache.make_and_validate_key(key), f"({now_ms}", "+inf"))
+        return int(client.zcount(cache.make_key(key), f"({now_ms}", "+inf"))
     return sum(1 for deadline in (cache.get(key) or {}).values() if deadline > now_ms)
 
 
@@ -130,7 +130,7 @@ def _lease(*, user_id: object, organization_id: object, tool_name: str, count: b
         period_seconds=RATE_WINDOW_SECONDS,
         on_outage=ON_OUTAGE,
     )
-    lease_id = uuid.uuid4().hex
+    lease_id = os.urandom(16).hex()
     now_ms = _now_ms()
     deadline_ms = now_ms + conf.tool_lease_seconds * 1000
     client = default_redis_client()
@@ -140,7 +140,7 @@ def _lease(*, user_id: object, organization_id: object, tool_name: str, count: b
     if client is not None:
         try:
             calls, ends_ms, taken = _admit_script(client)(
-                keys=[cache.make_and_validate_key(limiter.cache_key(rate_key)), cache.make_and_validate_key(key)],
+                keys=[cache.make_key(limiter.cache_key(rate_key)), cache.make_key(key)],
                 args=[
                     now_ms,
                     RATE_WINDOW_SECONDS * 1000,
@@ -192,7 +192,7 @@ def _take_lease_locally(store: BaseCache, key: str, lease_id: str, now_ms: int, 
 def _give_back(store: BaseCache, key: str, lease_id: str, client: redis.Redis | None) -> None:
     if client is not None:
         try:
-            client.zrem(cache.make_and_validate_key(key), lease_id)
+            client.zrem(cache.make_key(key), lease_id)
         except REDIS_OUTAGES:
             # The call itself succeeded; its lease lapses at its deadline instead.
             logger.warning("redis unavailable: a lease of %s lapses at its deadline", RATE_GROUP)

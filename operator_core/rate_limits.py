@@ -18,7 +18,7 @@ Where the counts live:
 - Redis (the default cache is `django.core.cache.backends.redis.RedisCache`):
   one Lua script per count, one round trip, atomic across every gunicorn worker
   and machine. The counter is a plain integer under Django's own key
-  (`make_and_validate_key`), and the window's end is the key's absolute expiry
+  (`make_key`), and the window's end is the key's absolute expiry
   (`SET ... PXAT`, read back with `PEXPIRETIME`, Redis 7.0 or later), so Redis
   drops the counter when its window ends.
 - Any other cache (the embedded default is the per-process local-memory cache):
@@ -62,12 +62,12 @@ from enum import StrEnum
 import redis
 from django.conf import settings
 from django.core.cache import BaseCache, cache, caches
-from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
 
 from operator_core.client_ip import client_ip
 from operator_core.errors import RateLimited, TemporarilyUnavailable
+from operator_core.local_cache import LocalMemoryCache
 from operator_core.outages import REDIS_OUTAGES
 
 logger = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ return {count, ends}
 # Serializes the read-and-rewrite of a window on a cache without scripts.
 _LOCAL_LOCK = threading.Lock()
 # Where COUNT_PER_PROCESS limiters count while Redis is away: this process's memory only.
-OUTAGE_STORE: BaseCache = LocMemCache("operator-rate-limits-outage", {})
+OUTAGE_STORE: BaseCache = LocalMemoryCache("operator-rate-limits-outage", {})
 # One warning per this many seconds and process: an outage fails every request alike.
 _OUTAGE_LOG_INTERVAL_SECONDS = 10
 _last_outage_log = [0.0]
@@ -183,7 +183,7 @@ class FixedWindowLimiter:
             return self.count_in(cache, key, now=now)
         try:
             count, ends_ms = _count_script(client)(
-                keys=[cache.make_and_validate_key(self.cache_key(key))],
+                keys=[cache.make_key(self.cache_key(key))],
                 args=[math.floor(now * 1000), self.period_seconds * 1000],
             )
         except REDIS_OUTAGES as failure:

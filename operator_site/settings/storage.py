@@ -51,4 +51,4 @@ if REDIS_URL:
     }
 else:
     # The embedded default serves one process, so a per-process cache is exact there.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {"default": {"BACKEND": "operator_core.local_cache.LocalMemoryCache"}}
