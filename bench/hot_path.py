@@ -1,11 +1,14 @@
 """Where one MCP request's time goes, in one process, through Django's real WSGI handler.
 
 Seeds the demo data into a throw-away test database, then sends the same
-requests `compare.sh` sends (tools/list, list_modules, search_knowledge) through
+requests `compare.sh` sends (tools/list, list_modules, search_knowledge), and a
+call of each other tool, through
 `WSGIHandler` directly, so the figures hold the server's own work and nothing of
 an HTTP client. Prints microseconds per request (wall clock, and this process's
 CPU, which a busy machine disturbs less) and database queries per request; with
-`--profile`, the functions with the most own time.
+`--profile`, the functions with the most own time. "db cpu us" is the PostgreSQL
+backend's CPU, when it runs on this machine: a server's CPU that compare.sh does
+not count, though it competes for the same cores.
 
     OPERATOR_BASE_URL=http://testserver .venv/bin/python bench/hot_path.py [--calls 2000] [--profile]
 
@@ -40,18 +43,27 @@ from django.test.utils import CaptureQueriesContext, override_settings, setup_te
 
 from oauth.tokens import issue_access_token  # noqa: E402
 from operator_core.scopes import SCOPE_OPERATOR_READ  # noqa: E402
-from organizations.models import Organization  # noqa: E402
+from organizations.models import Module, Organization, Source, SourceStatus  # noqa: E402
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "hot-path-bench", "version": "1.0.0"},
 }
-REQUESTS = {
-    "tools/list": ("tools/list", None, None),
-    "list_modules": ("tools/call", "list_modules", {}),
-    "search_knowledge": ("tools/call", "search_knowledge", {"query": "security policy"}),
-}
+
+
+def requests_for(organization: Organization) -> dict[str, tuple[str, str | None, dict[str, object] | None]]:
+    """The three requests compare.sh sends, then the other three tools on the demo's rows."""
+    module = Module.objects.filter(organization=organization).order_by("title").first()
+    source = Source.objects.filter(organization=organization, status=SourceStatus.PROCESSED).order_by("title").first()
+    return {
+        "tools/list": ("tools/list", None, None),
+        "list_modules": ("tools/call", "list_modules", {}),
+        "search_knowledge": ("tools/call", "search_knowledge", {"query": "security policy"}),
+        "get_module": ("tools/call", "get_module", {"moduleId": str(module.pk)}),
+        "list_sources": ("tools/call", "list_sources", {}),
+        "fetch_knowledge": ("tools/call", "fetch_knowledge", {"sourceId": str(source.pk)}),
+    }
 
 
 def environ_for(method: str, tool: str | None, arguments: dict[str, object] | None, token: str) -> dict[str, object]:
@@ -79,6 +91,20 @@ def environ_for(method: str, tool: str | None, arguments: dict[str, object] | No
     if tool is not None:
         environ["HTTP_MCP_NAME"] = tool
     return environ
+
+
+def database_cpu_seconds() -> float | None:
+    """CPU time of this connection's PostgreSQL backend so far, when it runs on this machine; else None."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def send(handler: WSGIHandler, template: dict[str, object]) -> bytes:
@@ -111,11 +137,13 @@ def main() -> None:
             expires_in=7200,
         )
         handler = WSGIHandler()
+        # One connection for the whole run, never recycled: its backend's CPU is the database's share.
+        connection.settings_dict["CONN_MAX_AGE"] = None
         unlimited = {**settings.OPERATOR, "tool_calls_per_minute": 10**9, "tool_concurrency": 10**6}
         print(f"database={connection.vendor} cache={settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]}")
-        print(f"{'request':<18}{'calls':>7}{'us/call':>10}{'cpu us':>9}{'queries':>9}")
+        print(f"{'request':<18}{'calls':>7}{'us/call':>10}{'cpu us':>9}{'db cpu us':>10}{'queries':>9}")
         with override_settings(OPERATOR=unlimited):
-            for name, (method, tool, arguments) in REQUESTS.items():
+            for name, (method, tool, arguments) in requests_for(organization).items():
                 template = environ_for(method, tool, arguments, token)
                 for _ in range(50):
                     send(handler, template)
@@ -123,6 +151,7 @@ def main() -> None:
                     send(handler, template)
                 queries = len(captured.captured_queries)
                 profiler = cProfile.Profile() if options.profile else None
+                database_started = database_cpu_seconds()
                 started, cpu_started = time.perf_counter(), time.process_time()
                 if profiler:
                     profiler.enable()
@@ -132,7 +161,11 @@ def main() -> None:
                     profiler.disable()
                 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
                 per_call, cpu_per_call = elapsed / options.calls * 1e6, cpu / options.calls * 1e6
-                print(f"{name:<18}{options.calls:>7}{per_call:>10.0f}{cpu_per_call:>9.0f}{queries:>9}")
+                database_ended = database_cpu_seconds()
+                database = "-"
+                if database_started is not None and database_ended is not None:
+                    database = f"{(database_ended - database_started) / options.calls * 1e6:.0f}"
+                print(f"{name:<18}{options.calls:>7}{per_call:>10.0f}{cpu_per_call:>9.0f}{database:>10}{queries:>9}")
                 if profiler:
                     pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
     finally:
