@@ -216,16 +216,19 @@ def module_in_organization(organization: Organization, *, module_id: str | uuid.
             ORDER BY sec.position
             """,
             [uuid_param(organization.pk), uuid_param(parsed)],
-            fields=[_field(Module, "id"), None, None, None, _field(Module, "created_at"), _field(Module, "updated_at")],
         )
     if not rows:
         raise NotFound("Module not found.")
-    module = dict(zip(MODULE_DETAIL_FIELDS, [*rows[0][:6], [], []], strict=True))
-    module["sections"] = [
+    # The module stands on every section's row: its columns are converted from the first only.
+    convert = row_converter(
+        [_field(Module, "id"), None, None, None, _field(Module, "created_at"), _field(Module, "updated_at")]
+    )
+    sections = [
         {"position": position, "title": title, "body": body}
         for *_, position, title, body in rows
         if position is not None
     ]
+    module = dict(zip(MODULE_DETAIL_FIELDS, [*convert(rows[0][:6]), sections, []], strict=True))
     sources = fetch(
         """
         SELECT src.id, src.title
@@ -315,12 +318,13 @@ def processed_source_in_organization(
                 key,
                 SourceStatus.PROCESSED,
             ],
-            fields=[_field(Source, "id"), None, None, None, _field(Source, "processed_at"), None, None, None],
         )
     if not rows:
         raise NotFound("Source not found.")
+    # The source stands on every chunk's row: its columns are converted from the first only.
+    source = row_converter([_field(Source, "id"), None, None, None, _field(Source, "processed_at"), None])(rows[0][:6])
     chunks = [{"index": index, "text": text} for *_, index, text in rows if index is not None]
-    return dict(zip(SOURCE_DETAIL_FIELDS, [*rows[0][:6], chunks], strict=True))
+    return dict(zip(SOURCE_DETAIL_FIELDS, [*source, chunks], strict=True))
 
 
 def _field(model: type, name: str) -> Field:
