@@ -10,8 +10,13 @@ same as the ORM's:
   `datetime_param`), and a case-insensitive "contains" is the backend's own
   `__icontains` (`contains_condition`, `contains_param`): `LIKE ... ESCAPE` on
   SQLite, `UPPER(...::text) LIKE UPPER(...)` on PostgreSQL;
-- statements run through Django's cursor, so they are counted, logged and
-  wrapped like every ORM query (`assertNumQueries`, execute wrappers, outages);
+- statements run through Django's cursor wrapper, so they are counted, logged
+  and wrapped like every ORM query (`assertNumQueries`, execute wrappers,
+  outages). On PostgreSQL the wrapped cursor binds its parameters on the
+  server, so that psycopg prepares a statement once a connection has run it
+  `prepare_threshold` times (`DATABASE_PREPARED_STATEMENTS`, on by default):
+  PostgreSQL then skips parsing and planning it. The ORM's own queries keep
+  Django's client-side binding, which never prepares;
 - result columns are converted by the backend's converters for the model field
   each one comes from (`fetch`, `row_converter`), so a row holds what
   `values()` would hold: `uuid.UUID`, aware `datetime`.
@@ -27,6 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Field
 
 Converter = Callable[[Any, Any, Any], Any]
@@ -58,13 +64,34 @@ def contains_param(text: str) -> str:
 
 def fetch(sql: str, params: Sequence[object], *, fields: Sequence[Field | None] | None = None) -> list[tuple]:
     """Run one SELECT and return its rows; with `fields`, column i converted as the ORM converts `fields[i]`."""
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if fields is None or not rows:
         return rows
     convert = row_converter(fields)
     return [convert(row) for row in rows]
+
+
+def _cursor() -> CursorWrapper:
+    """Django's cursor; on PostgreSQL with prepared statements on, one that binds on the server.
+
+    That cursor is Django's own server-binding class on the same psycopg
+    connection, so it shares the adapters Django set up when it connected
+    (time zone included), and it is wrapped as `connection.cursor()` wraps one.
+    """
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.ensure_connection()
+    if connection.connection.prepare_threshold is None:
+        return connection.cursor()
+    from django.db.backends.postgresql.base import ServerBindingCursor  # psycopg is there: PostgreSQL runs
+
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        cursor = ServerBindingCursor(connection.connection)
+    # Counted and logged like connection.cursor()'s (assertNumQueries forces the debug wrapper).
+    return connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
 
 
 def row_converter(fields: Sequence[Field | None]) -> Callable[[Sequence[Any]], tuple]:

@@ -5,7 +5,8 @@ and is active, they are still admin or member of the token's organization
 (roles are re-read on every call, never cached), and that organization's id,
 slug and name. One query answers all three, and its SQL is built once per
 process from the models' tables: compiling an ORM query per call cost more than
-running it (docs/development/architecture.md, "The walk of a tool call").
+running it (docs/development/performance.md). It runs through
+`operator_core.sql.fetch`, so on PostgreSQL it is a prepared statement.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from operator_core.sql import fetch, uuid_param
 from organizations.models import OPERATOR_ROLES, Membership, Organization
 
 
@@ -34,13 +36,10 @@ def operator_access_or_none(*, user_id: int, organization_id: str | uuid.UUID) -
         parsed = organization_id if isinstance(organization_id, uuid.UUID) else uuid.UUID(str(organization_id))
     except ValueError:
         parsed = None
-    organization_key = Organization._meta.pk.get_db_prep_value(parsed, connection) if parsed else None
-    with connection.cursor() as cursor:
-        cursor.execute(_access_sql(), [organization_key, *OPERATOR_ROLES, user_id])
-        row = cursor.fetchone()
-    if row is None:
+    rows = fetch(_access_sql(), [uuid_param(parsed) if parsed else None, *OPERATOR_ROLES, user_id])
+    if not rows:
         return None
-    is_active, found_id, slug, name = row
+    is_active, found_id, slug, name = rows[0]
     if found_id is None:
         return OperatorAccess(is_active=bool(is_active), organization=None)
     organization = Organization(id=Organization._meta.pk.to_python(found_id), slug=slug, name=name)

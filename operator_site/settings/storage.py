@@ -36,6 +36,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # out the busy timeout when real threads or live servers write together.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 
+# psycopg prepares a statement once a connection has run it this many times (its own default).
+PREPARE_THRESHOLD = 5
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.env_bool(
+    "DATABASE_PREPARED_STATEMENTS", True
+):
+    # The tool calls' reads run as server-side prepared statements (operator_core/sql.py):
+    # PostgreSQL then skips parsing and planning them, which cost it more than running them.
+    # Only those reads bind on the server; the ORM's queries never prepare. A pooler in
+    # transaction mode that cannot keep prepared statements (PgBouncer before 1.21, or
+    # without max_prepared_statements) needs DATABASE_PREPARED_STATEMENTS=false.
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = PREPARE_THRESHOLD
+
 REDIS_URL = env.env_str("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
