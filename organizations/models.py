@@ -2,7 +2,8 @@
 
 Fields, constraints and indexes only: reads live in selectors.py, writes in
 services.py. Full-text search structures (PostgreSQL tsvector/GIN, SQLite FTS5)
-are created per database vendor by migrations, not declared here.
+are created per database vendor by migrations (organizations/search_schema.py),
+not declared here.
 """
 
 import uuid
@@ -96,6 +97,14 @@ class Source(models.Model):
 
 class SourceChunk(models.Model):
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="chunks")
+    # Always the source's organization (written only by the services). Copied
+    # here so the search index holds the organization and a search reads only
+    # its own organization's entries (docs/development/architecture.md#search).
+    # No index of its own: the search index serves it on PostgreSQL, and only
+    # deleting a whole organization filters on it alone.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="+", editable=False, db_index=False
+    )
     index = models.PositiveIntegerField()
     text = models.TextField()
 

@@ -1,23 +1,28 @@
 """Full-text search over SourceChunk, one implementation per database vendor.
 
-- PostgreSQL: a generated, stored `tsvector` column (`to_tsvector('english', text)`)
-  with a GIN index; queries use `websearch_to_tsquery('english', …)`, ranking
-  `ts_rank_cd`, snippets `ts_headline`.
-- SQLite: an FTS5 external-content table over the chunks, kept in sync by
-  triggers; tokenizer `porter unicode61`; ranking `bm25()` (negated, so higher is
-  better). User input never reaches FTS5 syntax: it is reduced to word tokens,
-  English stop words are dropped (as PostgreSQL's `english` configuration does),
-  and each remaining token is quoted. All tokens must match (AND), as with
-  `websearch_to_tsquery` for plain words.
+The structures searched are created by migrations (organizations/search_schema.py);
+the design and its measurements: docs/development/architecture.md#search.
+
+- PostgreSQL (organizations/search_postgres.py): `websearch_to_tsquery('english', …)`
+  through a GIN index on (organization, search vector); ranking `ts_rank_cd`
+  over the first of a few nested sets of matches, chosen by how often the
+  words occur, that fills the page; snippets `ts_headline`.
+- SQLite: an FTS5 table over the chunk text and an organization token, kept in
+  sync by triggers. The match includes the organization's token, so FTS5 walks
+  only that organization's entries and a small organization never pays for
+  the others' chunks. Tokenizer `porter unicode61`; ranking `bm25()` of the
+  text column (negated, so higher is better). User input never reaches FTS5
+  syntax: it is reduced to word tokens, English stop words are dropped (as
+  PostgreSQL's `english` configuration does), and each remaining token is
+  quoted. All tokens must match (AND), as with `websearch_to_tsquery` for
+  plain words.
 
 Both vendors: only processed sources of the given organization; scores are
 rounded to 6 decimals and equal scores are ordered by (source id, chunk index),
 so the same query on the same data always returns the same list. Snippets are
-plain text around the matches on one line (runs of whitespace become one
-space), with matched words between « and » and "…" where text was cut.
-
-The schema statements live here (not only in the migration) so that a later
-migration that rebuilds the chunk table on SQLite can reinstall the triggers.
+computed for the returned rows only: plain text around the matches on one line
+(runs of whitespace become one space), with matched words between « and » and
+"…" where text was cut.
 """
 
 import re
@@ -25,43 +30,13 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.backends.base.base import BaseDatabaseWrapper
 
-FTS_TABLE = "organizations_sourcechunk_fts"
+from organizations.search_postgres import postgres_rows
+from organizations.search_schema import FTS_TABLE, organization_token
+
 SNIPPET_START = "«"
 SNIPPET_STOP = "»"
 SNIPPET_ELLIPSIS = "…"
-
-_SQLITE_INSTALL = (
-    "CREATE VIRTUAL TABLE organizations_sourcechunk_fts USING fts5("
-    "text, content='organizations_sourcechunk', content_rowid='id', "
-    "tokenize='porter unicode61 remove_diacritics 2')",
-    "CREATE TRIGGER organizations_sourcechunk_fts_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
-    "INSERT INTO organizations_sourcechunk_fts(rowid, text) VALUES (new.id, new.text); END",
-    "CREATE TRIGGER organizations_sourcechunk_fts_delete AFTER DELETE ON organizations_sourcechunk BEGIN "
-    "INSERT INTO organizations_sourcechunk_fts(organizations_sourcechunk_fts, rowid, text) "
-    "VALUES ('delete', old.id, old.text); END",
-    "CREATE TRIGGER organizations_sourcechunk_fts_update AFTER UPDATE ON organizations_sourcechunk BEGIN "
-    "INSERT INTO organizations_sourcechunk_fts(organizations_sourcechunk_fts, rowid, text) "
-    "VALUES ('delete', old.id, old.text); "
-    "INSERT INTO organizations_sourcechunk_fts(rowid, text) VALUES (new.id, new.text); END",
-    "INSERT INTO organizations_sourcechunk_fts(organizations_sourcechunk_fts) VALUES ('rebuild')",
-)
-_SQLITE_UNINSTALL = (
-    "DROP TRIGGER IF EXISTS organizations_sourcechunk_fts_insert",
-    "DROP TRIGGER IF EXISTS organizations_sourcechunk_fts_delete",
-    "DROP TRIGGER IF EXISTS organizations_sourcechunk_fts_update",
-    f"DROP TABLE IF EXISTS {FTS_TABLE}",
-)
-_POSTGRES_INSTALL = (
-    "ALTER TABLE organizations_sourcechunk ADD COLUMN search_vector tsvector "
-    "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
-    "CREATE INDEX organizations_sourcechunk_search_idx ON organizations_sourcechunk USING GIN (search_vector)",
-)
-_POSTGRES_UNINSTALL = (
-    "DROP INDEX IF EXISTS organizations_sourcechunk_search_idx",
-    "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
-)
 
 # PostgreSQL's english.stop (the Snowball list), so both vendors ignore the same words.
 ENGLISH_STOP_WORDS = frozenset(
@@ -89,21 +64,6 @@ class ChunkHit:
     chunk_index: int
     snippet: str
     score: float
-
-
-def install_search_schema(db: BaseDatabaseWrapper) -> None:
-    """Create the vendor's search structures (called by migration 0002)."""
-    statements = {"sqlite": _SQLITE_INSTALL, "postgresql": _POSTGRES_INSTALL}.get(db.vendor, ())
-    with db.cursor() as cursor:
-        for statement in statements:
-            cursor.execute(statement)
-
-
-def uninstall_search_schema(db: BaseDatabaseWrapper) -> None:
-    statements = {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_UNINSTALL}.get(db.vendor, ())
-    with db.cursor() as cursor:
-        for statement in statements:
-            cursor.execute(statement)
 
 
 def fts5_match_expression(query: str) -> str:
@@ -142,28 +102,38 @@ def search_chunk_rows(
 
 
 def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.UUID] | None, limit: int) -> list[tuple]:
-    expression = fts5_match_expression(query)
-    if not expression:
+    words = fts5_match_expression(query)
+    if not words:
         return []
+    # The organization's token in its own column, the words in the text column only.
+    token = organization_token(organization_id.hex)
+    expression = f'organization : "{token}" AND ' + " AND ".join(f"text : {word}" for word in words.split(" "))
     params: list[object] = [expression, organization_id.hex, "processed"]
     source_filter = ""
     if source_ids is not None:
         source_filter = f"AND c.source_id IN ({', '.join('%s' for _ in source_ids)})"
         params.extend(source_id.hex for source_id in source_ids)
-    params.append(limit)
+    # Rank and cut first; the snippet is then computed for the returned rows only.
     sql = f"""
-        SELECT c.source_id, s.title, c."index",
-               snippet({FTS_TABLE}, 0, %s, %s, %s, 32) AS snippet,
-               ROUND(-bm25({FTS_TABLE}), 6) AS score
-        FROM {FTS_TABLE}
-        JOIN organizations_sourcechunk c ON c.id = {FTS_TABLE}.rowid
-        JOIN organizations_source s ON s.id = c.source_id
-        WHERE {FTS_TABLE} MATCH %s AND s.organization_id = %s AND s.status = %s {source_filter}
-        ORDER BY score DESC, c.source_id ASC, c."index" ASC
-        LIMIT %s
+        WITH top AS (
+            SELECT {FTS_TABLE}.rowid AS id, c.source_id, c."index" AS idx,
+                   ROUND(-bm25({FTS_TABLE}, 1.0, 0.0), 6) AS score
+            FROM {FTS_TABLE}
+            JOIN organizations_sourcechunk c ON c.id = {FTS_TABLE}.rowid
+            JOIN organizations_source s ON s.id = c.source_id
+            WHERE {FTS_TABLE} MATCH %s AND c.organization_id = %s AND s.status = %s {source_filter}
+            ORDER BY score DESC, c.source_id ASC, c."index" ASC
+            LIMIT %s
+        )
+        SELECT top.source_id, s.title, top.idx,
+               (SELECT snippet({FTS_TABLE}, 0, %s, %s, %s, 32) FROM {FTS_TABLE}
+                WHERE {FTS_TABLE} MATCH %s AND {FTS_TABLE}.rowid = top.id) AS snippet,
+               top.score
+        FROM top JOIN organizations_source s ON s.id = top.source_id
+        ORDER BY top.score DESC, top.source_id ASC, top.idx ASC
     """  # noqa: S608 - only placeholders and constants are interpolated
     with connection.cursor() as cursor:
-        cursor.execute(sql, [SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, *params])
+        cursor.execute(sql, [*params, limit, SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, expression])
         return cursor.fetchall()
 
 
@@ -172,30 +142,10 @@ def _postgres_rows(
 ) -> list[tuple]:
     if not _TOKEN.search(query):
         return []
-    params: list[object] = [query, organization_id, "processed"]
-    source_filter = ""
-    if source_ids is not None:
-        source_filter = "AND c.source_id = ANY(%s)"
-        params.append(list(source_ids))
-    params.append(limit)
-    # Rank and cut first, then build headlines for the few rows that remain.
-    sql = f"""
-        WITH q AS (SELECT websearch_to_tsquery('english', %s) AS query),
-        hits AS (
-            SELECT c.source_id, s.title, c."index" AS idx, c.text,
-                   ROUND(ts_rank_cd(c.search_vector, q.query)::numeric, 6) AS score
-            FROM organizations_sourcechunk c
-            JOIN organizations_source s ON s.id = c.source_id
-            CROSS JOIN q
-            WHERE c.search_vector @@ q.query AND s.organization_id = %s AND s.status = %s {source_filter}
-            ORDER BY score DESC, c.source_id ASC, c."index" ASC
-            LIMIT %s
-        )
-        SELECT hits.source_id, hits.title, hits.idx,
-               ts_headline('english', hits.text, q.query, %s) AS snippet, hits.score
-        FROM hits CROSS JOIN q
-        ORDER BY hits.score DESC, hits.source_id ASC, hits.idx ASC
-    """  # noqa: S608 - only placeholders and constants are interpolated
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, _POSTGRES_HEADLINE_OPTIONS])
-        return cursor.fetchall()
+    return postgres_rows(
+        organization_id=organization_id,
+        query=query,
+        source_ids=source_ids,
+        limit=limit,
+        headline=_POSTGRES_HEADLINE_OPTIONS,
+    )

@@ -4,7 +4,9 @@ Each function is one business operation and is atomic. Source text is processed
 deterministically (organizations/processing.py); the search index follows the
 chunk rows automatically (triggers on SQLite, a generated column on PostgreSQL).
 Every change of a person's role in an organization (given, changed, taken away)
-is written to the audit trail in its transaction.
+is written to the audit trail in its transaction. Every chunk row carries its
+source's organization, which the search index holds; only this module writes
+chunks, and it always copies it from the source.
 """
 
 from collections.abc import Iterable
@@ -166,14 +168,19 @@ def process_source(source: Source) -> Source:
     chunks = split_into_chunks(text)
     with transaction.atomic():
         SourceChunk.objects.filter(source=source).delete()
-        SourceChunk.objects.bulk_create(
-            SourceChunk(source=source, index=index, text=chunk) for index, chunk in enumerate(chunks)
-        )
+        SourceChunk.objects.bulk_create(_chunk_rows(source, chunks))
         source.text = text
         source.status = SourceStatus.PROCESSED
         source.processed_at = timezone.now()
         source.save(update_fields=["text", "status", "processed_at", "updated_at"])
     return source
+
+
+def _chunk_rows(source: Source, chunks: list[str]) -> list[SourceChunk]:
+    return [
+        SourceChunk(source=source, organization_id=source.organization_id, index=index, text=chunk)
+        for index, chunk in enumerate(chunks)
+    ]
 
 
 def register_source(

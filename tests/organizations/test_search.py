@@ -113,13 +113,13 @@ class SearchChunksTests(TestCase):
 
 
 class SearchSchemaTests(TestCase):
-    def test_the_vendor_search_structure_exists(self) -> None:
+    def test_the_vendor_search_structure_holds_the_organization(self) -> None:
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 cursor.execute(
                     "SELECT indexdef FROM pg_indexes WHERE indexname = 'organizations_sourcechunk_search_idx'"
                 )
-                self.assertIn("gin", cursor.fetchone()[0].lower())
+                self.assertIn("gin (organization_id, search_vector)", cursor.fetchone()[0].lower())
             else:
                 cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'organizations_sourcechunk_fts'")
-                self.assertIn("fts5", cursor.fetchone()[0].lower())
+                self.assertIn("fts5(text, organization,", cursor.fetchone()[0].lower())

@@ -1,0 +1,71 @@
+"""The organization joins the search index (docs/development/architecture.md#search).
+
+Each chunk gets a copy of its source's organization, filled from the sources
+here; then the search structures of version 1 are replaced by version 2
+(organizations/search_schema.py): on PostgreSQL a GIN index on (organization,
+search vector with term-frequency tiers) through btree_gin, on SQLite an FTS5
+table that also indexes a per-organization token. Building them indexes every
+existing chunk. On PostgreSQL, migrate stops with an explanation when btree_gin
+is missing and the role may not create it.
+"""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+def uninstall_version_1(apps, schema_editor):
+    from organizations.search_schema import uninstall_search_schema
+
+    uninstall_search_schema(schema_editor.connection, version=1)
+
+
+def install_version_1(apps, schema_editor):
+    from organizations.search_schema import install_search_schema
+
+    install_search_schema(schema_editor.connection, version=1)
+
+
+def uninstall_version_2(apps, schema_editor):
+    from organizations.search_schema import uninstall_search_schema
+
+    uninstall_search_schema(schema_editor.connection, version=2)
+
+
+def install_version_2(apps, schema_editor):
+    from organizations.search_schema import install_search_schema
+
+    install_search_schema(schema_editor.connection, version=2)
+
+
+def copy_organizations(apps, schema_editor):
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE organizations_sourcechunk SET organization_id = ("
+            "SELECT organization_id FROM organizations_source WHERE organizations_source.id = "
+            "organizations_sourcechunk.source_id)"
+        )
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('organizations', '0002_search_and_indexes'),
+    ]
+
+    operations = [
+        # The search structures go first: on SQLite, adding a column rebuilds the
+        # chunk table, which would drop the triggers and orphan the FTS5 table.
+        migrations.RunPython(uninstall_version_1, install_version_1, elidable=False),
+        migrations.AddField(
+            model_name='sourcechunk',
+            name='organization',
+            field=models.ForeignKey(db_index=False, editable=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='organizations.organization'),
+        ),
+        migrations.RunPython(copy_organizations, migrations.RunPython.noop, elidable=False),
+        migrations.AlterField(
+            model_name='sourcechunk',
+            name='organization',
+            field=models.ForeignKey(db_index=False, editable=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='organizations.organization'),
+        ),
+        migrations.RunPython(install_version_2, uninstall_version_2, elidable=False),
+    ]

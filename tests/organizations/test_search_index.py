@@ -1,0 +1,218 @@
+"""The search index (organizations/search_schema.py) and the promises search keeps on both databases.
+
+The suite runs on SQLite and, in CI, on PostgreSQL: every expectation written
+here as a literal list holds on both, which is how "the same results on both
+databases for a fixed corpus" is checked.
+"""
+
+import json
+import uuid
+from unittest import mock, skipUnless
+
+from django.db import connection, transaction
+from django.db.migrations.executor import MigrationExecutor
+from django.test import TestCase, TransactionTestCase
+
+from organizations import search_schema
+from organizations.models import Organization
+from organizations.search_schema import FTS_TABLE, SearchExtensionMissing, organization_token
+from organizations.selectors import search_chunks
+from tests.factories import make_organization, make_source
+
+# One chunk each, of similar lengths; term frequencies differ clearly, or the texts
+# are the same, so ts_rank_cd (PostgreSQL) and bm25 (SQLite) agree on every order
+# below. The fillers keep each searched word in a minority of the chunks, as bm25
+# gives no weight to a word that most chunks hold.
+FILLERS = [f"Filler note {n} lists canteen opening hours and parking rules for the site." for n in range(8)]
+FIXED_CORPUS = {
+    "Forklift rules": "Forklift drivers inspect the forklift each shift. A forklift with a bent mast stays parked.",
+    "Warehouse layout": "Aisles are wide enough for a forklift. Pallets stand on marked squares near the loading dock.",
+    "Dock traffic": "Forklift traffic yields to people on foot. Every forklift stops at the dock gate.",
+    "Helmet policy": "Helmets are worn in every hall. A helmet with a cracked shell is replaced at once.",
+    "Visitors": "Visitors wear a helmet and a vest and sign the book at the front desk.",
+    "Visitors, copy": "Visitors wear a helmet and a vest and sign the book at the front desk.",
+    **{f"Filler {n}": text for n, text in enumerate(FILLERS)},
+}
+
+
+class FixedCorpusTests(TestCase):
+    def setUp(self) -> None:
+        self.organization = make_organization()
+        self.ids = {
+            title: str(make_source(organization=self.organization, title=title, text=text).id)
+            for title, text in FIXED_CORPUS.items()
+        }
+        self.visitors = sorted(["Visitors", "Visitors, copy"], key=self.ids.get)
+
+    def titles(self, query: str, **options: object) -> list[str]:
+        return [hit.source_title for hit in search_chunks(self.organization, query=query, **options)]
+
+    def test_one_word_ranks_by_how_often_it_occurs(self) -> None:
+        self.assertEqual(self.titles("forklift"), ["Forklift rules", "Dock traffic", "Warehouse layout"])
+
+    def test_two_words_rank_the_chunk_with_more_of_them_first(self) -> None:
+        self.assertEqual(self.titles("forklift dock"), ["Dock traffic", "Warehouse layout"])
+
+    def test_equal_chunks_follow_their_source_ids(self) -> None:
+        self.assertEqual(self.titles("helmet"), ["Helmet policy", *self.visitors])
+        self.assertEqual(self.titles("visitors vest helmets"), self.visitors)
+
+    def test_a_small_limit_keeps_the_best(self) -> None:
+        self.assertEqual(self.titles("forklift", limit=1), ["Forklift rules"])
+        self.assertEqual(self.titles("helmet", limit=2), ["Helmet policy", self.visitors[0]])
+
+    def test_nothing_matches_an_absent_word_or_only_common_words(self) -> None:
+        self.assertEqual((self.titles("crane"), self.titles("the of and")), ([], []))
+
+    def test_a_number_after_a_word_is_a_word_to_find_not_a_frequency(self) -> None:
+        # The PostgreSQL index holds 'forklift 2' for a chunk with forklift twice; no query reaches it.
+        self.assertEqual(self.titles("forklift 2"), [])
+
+
+class TieOrderingTests(TestCase):
+    def test_equal_scores_are_ordered_by_source_id_then_chunk_index(self) -> None:
+        organization = make_organization()
+        paragraph = "Quartz samples are logged at the bench. " + "Each entry names the shelf and the date. " * 14
+        sources = [make_source(organization=organization, text=f"{paragraph}\n\n{paragraph}") for _ in range(3)]
+
+        hits = search_chunks(organization, query="quartz", limit=50)
+
+        expected = sorted((str(source.id), index) for source in sources for index in (0, 1))
+        self.assertEqual([(hit.source_id, hit.chunk_index) for hit in hits], expected)
+        self.assertEqual(len({hit.score for hit in hits}), 1)
+
+
+class TermFrequencySetTests(TestCase):
+    def test_the_chunk_where_the_word_is_densest_comes_first_among_many(self) -> None:
+        organization = make_organization()
+        for number in range(12):
+            make_source(organization=organization, title=f"Note {number}", text=f"Note {number} mentions the anvil.")
+        make_source(
+            organization=organization, title="Smithy", text="Anvil care: oil the anvil, cover the anvil, anvil."
+        )
+
+        self.assertEqual([hit.source_title for hit in search_chunks(organization, query="anvil", limit=1)], ["Smithy"])
+        hits = search_chunks(organization, query="anvil", limit=5)
+        self.assertEqual(hits[0].source_title, "Smithy")
+        self.assertEqual(len(hits), 5)
+
+    @skipUnless(connection.vendor == "postgresql", "the tier lexemes are PostgreSQL's")
+    def test_the_search_vector_holds_a_tier_lexeme_per_frequency_reached(self) -> None:
+        source = make_source(text="Anvil, anvil, anvil. Hammer, hammer. Tongs.")
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT search_vector::text FROM organizations_sourcechunk WHERE source_id = %s", [source.id]
+            )
+            vector = cursor.fetchone()[0]
+
+        for lexeme in ("'anvil 2'", "'anvil 3'", "'hammer 2'"):
+            self.assertIn(lexeme, vector)
+        for lexeme in ("'anvil 4'", "'hammer 3'", "'tong 2'"):
+            self.assertNotIn(lexeme, vector)
+
+    @skipUnless(connection.vendor == "postgresql", "phrases, or and -word are PostgreSQL's")
+    def test_phrases_or_and_negation_still_search_every_match(self) -> None:
+        organization = make_organization()
+        for title, text in FIXED_CORPUS.items():
+            make_source(organization=organization, title=title, text=text)
+
+        def titles(query: str) -> set[str]:
+            return {hit.source_title for hit in search_chunks(organization, query=query)}
+
+        self.assertEqual(titles('"loading dock"'), {"Warehouse layout"})
+        self.assertEqual(titles("mast or vest"), {"Forklift rules", "Visitors", "Visitors, copy"})
+        self.assertEqual(titles("forklift -dock"), {"Forklift rules"})
+
+
+class TenantIsolationIndexTests(TestCase):
+    def setUp(self) -> None:
+        # Two ids alike but for their last two characters, which an English stemmer would fold together
+        # ("...ee" and "...ed" both stem to "...e"); the organization token keeps them apart.
+        stem = "0" * 27 + "0ab"
+        self.mine = Organization.objects.create(id=uuid.UUID(stem + "ee"), slug="mine", name="Mine")
+        self.other = Organization.objects.create(id=uuid.UUID(stem + "ed"), slug="other", name="Other")
+        make_source(organization=self.other, title="Theirs", text="Zephyrine is the other company's codename.")
+        make_source(organization=self.mine, title="Mine", text="Our codename stays secret.")
+
+    def test_a_word_only_another_organization_wrote_never_matches(self) -> None:
+        self.assertEqual(search_chunks(self.mine, query="zephyrine codename", limit=50), [])
+        self.assertEqual([hit.source_title for hit in search_chunks(self.other, query="zephyrine")], ["Theirs"])
+
+    def test_the_index_itself_returns_nothing_of_another_organization(self) -> None:
+        self.assertEqual(self.index_matches(self.mine, "zephyrine"), 0)
+        self.assertGreaterEqual(self.index_matches(self.other, "zephyrine"), 1)  # GIN may count an entry twice
+
+    def index_matches(self, organization: Organization, word: str) -> int:
+        """Rows the index lookup for (organization, word) yields, before any table row is read."""
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                expression = f'organization : "{organization_token(organization.id.hex)}" AND text : "{word}"'
+                cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [expression])
+                return cursor.fetchone()[0]
+            with transaction.atomic():
+                cursor.execute("SET LOCAL enable_seqscan = off")
+                cursor.execute(
+                    "EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM organizations_sourcechunk "
+                    "WHERE organization_id = %s AND search_vector @@ to_tsquery('english', %s)",
+                    [organization.id, word],
+                )
+                plan = cursor.fetchone()[0]
+            scan = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]["Plans"][0]
+            self.assertEqual(scan["Node Type"], "Bitmap Index Scan")
+            self.assertIn("organization_id", scan["Index Cond"])
+            return scan["Actual Rows"]
+
+
+@skipUnless(connection.vendor == "postgresql", "the extension is PostgreSQL's")
+class SearchExtensionTests(TestCase):
+    def test_a_missing_extension_stops_with_an_explanation(self) -> None:
+        with (
+            mock.patch.object(search_schema, "POSTGRES_EXTENSION", "operator_no_such_extension"),
+            self.assertRaises(SearchExtensionMissing) as caught,
+        ):
+            search_schema.require_search_extension(connection)
+
+        self.assertIn("btree_gin", str(caught.exception))
+        self.assertIn("docs/operations.md", str(caught.exception))
+        with connection.cursor() as cursor:  # the transaction is still usable
+            cursor.execute("SELECT 1")
+            self.assertEqual(cursor.fetchone(), (1,))
+
+
+class SearchIndexMigrationTests(TransactionTestCase):
+    """Migration 0003 builds the new index over chunks that already exist."""
+
+    before = [("organizations", "0002_search_and_indexes")]
+    after = [("organizations", "0003_organization_in_search_index")]
+
+    def tearDown(self) -> None:
+        MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+    def test_existing_chunks_are_searchable_in_their_organization_only(self) -> None:
+        executor = MigrationExecutor(connection)
+        executor.migrate(self.before)
+        old = executor.loader.project_state(self.before).apps
+        organizations = [
+            old.get_model("organizations", "Organization").objects.create(slug=slug, name=slug) for slug in ("a", "b")
+        ]
+        source_model = old.get_model("organizations", "Source")
+        chunk_model = old.get_model("organizations", "SourceChunk")
+        for organization, word in zip(organizations, ("lanolin", "borax"), strict=True):
+            source = source_model.objects.create(
+                organization=organization, title=f"Old {word}", kind="text", status="processed", text=word
+            )
+            chunk_model.objects.create(source=source, index=0, text=f"Old text about {word} and {word}.")
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(self.after)
+
+        mine, theirs = (Organization.objects.get(slug=slug) for slug in ("a", "b"))
+        self.assertEqual([hit.source_title for hit in search_chunks(mine, query="lanolin")], ["Old lanolin"])
+        self.assertEqual(search_chunks(mine, query="borax"), [])
+        self.assertEqual([hit.source_title for hit in search_chunks(theirs, query="borax")], ["Old borax"])
+        new_source = make_source(organization=mine, text="New text about lanolin.")
+        self.assertEqual(
+            {hit.source_id for hit in search_chunks(mine, query="lanolin")},
+            {str(new_source.id), str(source_model.objects.get(title="Old lanolin").id)},
+        )
