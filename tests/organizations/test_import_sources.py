@@ -2,10 +2,12 @@ import shutil
 import tempfile
 from io import StringIO
 from pathlib import Path
+from unittest import mock
 
 from django.core.management import CommandError, call_command
 from django.test import TestCase
 
+from organizations.management.commands import import_sources
 from organizations.models import Source, SourceKind, SourceStatus
 from tests.factories import make_organization
 
@@ -46,6 +48,21 @@ class ImportSourcesCommandTests(TestCase):
         for source in sources.values():
             self.assertEqual((source.status, source.kind), (SourceStatus.PROCESSED, SourceKind.FILE))
             self.assertGreater(source.chunks.count(), 0)
+
+    def test_files_in_several_batches_are_all_imported_and_counted(self) -> None:
+        for number in range(5):
+            self._write(f"doc-{number}.md", f"Document number {number}.")
+        self._write("doc-2.md", "  \n\n ")
+        self._import(self.folder / "doc-0.md")
+
+        with mock.patch.object(import_sources, "BATCH_FILES", 2):
+            stdout, stderr = self._import(self.folder)
+
+        self.assertIn("3 created, 0 updated, 1 unchanged, 1 skipped", stdout)
+        self.assertIn("doc-2.md: File has no text.", stderr)
+        self.assertEqual(
+            sorted(Source.objects.values_list("origin", flat=True)), ["doc-0.md", "doc-1.md", "doc-3.md", "doc-4.md"]
+        )
 
     def test_empty_file_is_reported_and_skipped(self) -> None:
         empty = self._write("empty.md", "  \n\n ")

@@ -1,12 +1,17 @@
+from django.db import models
 from django.test import TestCase
 
 from operator_core.errors import ErrorCode, InvalidArguments
 from organizations.models import Module, ModuleStatus, Source, SourceChunk, SourceKind, SourceStatus
 from organizations.processing import split_into_chunks
 from organizations.services import (
+    DocumentRejected,
+    ImportOutcome,
+    TextDocument,
     create_module,
     create_source,
     import_text_source,
+    import_text_sources,
     process_source,
     register_source,
     reprocess_sources,
@@ -114,6 +119,102 @@ class ImportTextSourceTests(TestCase):
         self.assertEqual(
             (source.status, source.text, _chunk_texts(source)), ("processed", "Version one.", ["Version one."])
         )
+
+
+class ImportTextSourcesTests(TestCase):
+    def test_new_documents_become_what_create_source_makes(self) -> None:
+        organization = make_organization()
+        document = TextDocument(title="  Guide ", origin="guide.md", text=LONG_TEXT + "  \n")
+
+        (outcome,) = import_text_sources(organization=organization, documents=[document])
+
+        source = Source.objects.get(pk=outcome.source.pk)
+        reference = create_source(organization=organization, title="Guide", kind="file", origin="x.md", text=LONG_TEXT)
+        self.assertEqual((outcome.created, outcome.changed), (True, True))
+        self.assertEqual(
+            (source.title, source.kind, source.status, source.text),
+            ("Guide", reference.kind, SourceStatus.PROCESSED, reference.text),
+        )
+        self.assertIsNotNone(source.processed_at)
+        self.assertEqual(_chunk_texts(source), _chunk_texts(reference))
+
+    def test_every_chunk_carries_its_source_organization(self) -> None:
+        organization = make_organization()
+
+        import_text_sources(
+            organization=organization,
+            documents=[TextDocument(title=f"Doc {n}", origin=f"{n}.md", text=LONG_TEXT) for n in range(3)],
+        )
+        make_source(organization=organization, text=LONG_TEXT)
+
+        self.assertEqual(set(SourceChunk.objects.values_list("organization_id", flat=True)), {organization.id})
+        self.assertFalse(SourceChunk.objects.exclude(organization_id=models.F("source__organization_id")).exists())
+
+    def test_new_documents_cost_the_same_queries_however_many(self) -> None:
+        organization = make_organization()
+        documents = [TextDocument(title=f"Doc {n}", origin=f"{n}.md", text=LONG_TEXT) for n in range(25)]
+
+        # savepoint, lookup, sources, chunks (up to the driver's batch size), release
+        with self.assertNumQueries(5):
+            import_text_sources(organization=organization, documents=documents[:5])
+        with self.assertNumQueries(5):
+            import_text_sources(organization=organization, documents=documents[5:])
+
+        self.assertEqual(Source.objects.filter(organization=organization).count(), 25)
+
+    def test_a_document_without_text_is_rejected_and_the_others_imported(self) -> None:
+        organization = make_organization()
+        documents = [
+            TextDocument(title="One", origin="1.md", text="First."),
+            TextDocument(title="Empty", origin="2.md", text=" \n "),
+            TextDocument(title=" ", origin="3.md", text="No title."),
+            TextDocument(title="Four", origin="4.md", text="Fourth.", kind="pdf"),
+            TextDocument(title="Five", origin="5.md", text="Fifth."),
+        ]
+
+        outcomes = import_text_sources(organization=organization, documents=documents)
+
+        self.assertEqual(
+            [outcome.error.data["field"] for outcome in outcomes if isinstance(outcome, DocumentRejected)],
+            ["text", "title", "kind"],
+        )
+        self.assertEqual(
+            sorted(Source.objects.filter(organization=organization).values_list("origin", flat=True)), ["1.md", "5.md"]
+        )
+
+    def test_known_documents_are_left_alone_or_updated_in_place(self) -> None:
+        organization = make_organization()
+        first = import_text_source(organization=organization, title="Same", origin="same.md", text="Kept.")
+        second = import_text_source(organization=organization, title="Changed", origin="changed.md", text="Old.")
+
+        outcomes = import_text_sources(
+            organization=organization,
+            documents=[
+                TextDocument(title="Same", origin="same.md", text="Kept."),
+                TextDocument(title="Changed", origin="changed.md", text="New."),
+            ],
+        )
+
+        self.assertEqual(
+            [(o.source.pk, o.created, o.changed) for o in outcomes],
+            [(first.source.pk, False, False), (second.source.pk, False, True)],
+        )
+        self.assertEqual(_chunk_texts(Source.objects.get(pk=second.source.pk)), ["New."])
+
+    def test_an_origin_twice_in_one_batch_ends_as_one_source_with_the_last_text(self) -> None:
+        organization = make_organization()
+
+        outcomes = import_text_sources(
+            organization=organization,
+            documents=[
+                TextDocument(title="Memo", origin="memo.md", text="Draft."),
+                TextDocument(title="Memo", origin="memo.md", text="Final."),
+            ],
+        )
+
+        self.assertTrue(all(isinstance(outcome, ImportOutcome) for outcome in outcomes))
+        (source,) = Source.objects.filter(organization=organization)
+        self.assertEqual(_chunk_texts(source), ["Final."])
 
 
 class ReprocessSourcesTests(TestCase):

@@ -1,11 +1,14 @@
 """`manage.py import_sources --org SLUG PATH...`: import .md, .txt and .html files.
 
 Folders are walked recursively (hidden entries skipped, files in name order).
-Each file becomes one processed source of the organization, in its own
-transaction; re-importing a file updates its source instead of duplicating it.
-A missing, unreadable, binary or empty file is reported and skipped.
+Each file becomes one processed source of the organization; re-importing a file
+updates its source instead of duplicating it. A missing, unreadable, binary or
+empty file is reported and skipped, and never stops the others. Files are
+written in batches of BATCH_FILES, each batch in one transaction: a batch of
+new files costs a few INSERTs instead of a few per file.
 """
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -14,7 +17,9 @@ from tqdm import tqdm
 from operator_core.errors import InvalidArguments
 from organizations.extraction import SUPPORTED_SUFFIXES, read_document
 from organizations.selectors import organization_by_slug_or_none
-from organizations.services import import_text_source
+from organizations.services import DocumentRejected, TextDocument, import_text_sources
+
+BATCH_FILES = 100
 
 
 def _candidates(paths: list[str]) -> list[tuple[Path, str]]:
@@ -55,22 +60,40 @@ class Command(BaseCommand):
             disable=bool(options["no_progress"]) or not candidates,
             file=self.stderr._out,
         )
-        for path, origin in progress:
-            try:
-                document = read_document(path)
-                outcome = import_text_source(
-                    organization=organization, title=document.title, origin=origin, text=document.text
-                )
-            except InvalidArguments as error:
-                skipped += 1
-                progress.write(f"Skipped {path}: {error.message}", file=self.stderr._out)
-                continue
-            if outcome.created:
-                created += 1
-            elif outcome.changed:
-                updated += 1
-            else:
-                unchanged += 1
+        for batch in _batches(progress):
+            documents: list[TextDocument] = []
+            paths: list[Path] = []
+            for path, origin in batch:
+                try:
+                    document = read_document(path)
+                except InvalidArguments as error:
+                    skipped += 1
+                    progress.write(f"Skipped {path}: {error.message}", file=self.stderr._out)
+                    continue
+                documents.append(TextDocument(title=document.title, origin=origin, text=document.text))
+                paths.append(path)
+            outcomes = import_text_sources(organization=organization, documents=documents)
+            for path, outcome in zip(paths, outcomes, strict=True):
+                if isinstance(outcome, DocumentRejected):
+                    skipped += 1
+                    progress.write(f"Skipped {path}: {outcome.error.message}", file=self.stderr._out)
+                elif outcome.created:
+                    created += 1
+                elif outcome.changed:
+                    updated += 1
+                else:
+                    unchanged += 1
         self.stdout.write(
             f"{organization.slug}: {created} created, {updated} updated, {unchanged} unchanged, {skipped} skipped."
         )
+
+
+def _batches(candidates: Iterator[tuple[Path, str]]) -> Iterator[list[tuple[Path, str]]]:
+    batch: list[tuple[Path, str]] = []
+    for candidate in candidates:
+        batch.append(candidate)
+        if len(batch) == BATCH_FILES:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
