@@ -20,8 +20,9 @@ set, the next one is read, so a query that is selective enough (as every query
 on a small corpus is) is ranked over all its matches, exactly as without the
 sets; a single word always is, since its rank only grows with its count. Other
 queries rank the chunks where their words occur most often, and rank a few
-thousand rows at most on the benchmark's corpus (bench/README.md). Phrases,
-"or" and -word are ranked over all their matches.
+thousand rows at most on the benchmark corpus
+(docs/development/architecture.md#search). Phrases, "or" and -word are ranked
+over all their matches.
 
 The sets hold every chunk that matches, whatever its source's status: only
 processed sources have chunks (organizations/services.py writes chunks and the
