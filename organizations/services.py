@@ -286,15 +286,15 @@ def import_text_sources(
             # Seen before (in the database or earlier in this batch): the one-by-one path.
             _create_new_sources(new, outcomes)
             new = []
-            outcomes.append(
-                import_text_source(
-                    organization=organization,
-                    title=document.title,
-                    origin=document.origin,
-                    text=document.text,
-                    kind=document.kind,
-                )
+            outcome = import_text_source(
+                organization=organization,
+                title=document.title,
+                origin=document.origin,
+                text=document.text,
+                kind=document.kind,
             )
+            existing[key] = outcome.source  # what the database now holds, for a later copy in this batch
+            outcomes.append(outcome)
         else:
             claimed.add(key)
             source = Source(

@@ -216,6 +216,21 @@ class ImportTextSourcesTests(TestCase):
         (source,) = Source.objects.filter(organization=organization)
         self.assertEqual(_chunk_texts(source), ["Final."])
 
+    def test_an_origin_changed_then_changed_back_in_one_batch_keeps_the_last_text(self) -> None:
+        organization = make_organization()
+        known = import_text_source(organization=organization, title="Memo", origin="memo.md", text="Draft.")
+
+        outcomes = import_text_sources(
+            organization=organization,
+            documents=[
+                TextDocument(title="Memo", origin="memo.md", text="Final."),
+                TextDocument(title="Memo", origin="memo.md", text="Draft."),
+            ],
+        )
+
+        self.assertEqual([(o.source.pk, o.changed) for o in outcomes], [(known.source.pk, True)] * 2)
+        self.assertEqual(_chunk_texts(Source.objects.get(pk=known.source.pk)), ["Draft."])
+
 
 class ReprocessSourcesTests(TestCase):
     def test_counts_processed_and_failed_sources(self) -> None:
