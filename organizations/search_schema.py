@@ -23,6 +23,7 @@ triggers keep it in sync with the chunk rows.
 
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters
 
+from django.core.management.base import CommandError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.utils import DatabaseError
 
@@ -43,8 +44,12 @@ MISSING_EXTENSION = (
 )
 
 
-class SearchExtensionMissing(DatabaseError):
-    """The PostgreSQL extension the search index needs is missing and cannot be created."""
+class SearchExtensionMissing(CommandError):
+    """The PostgreSQL extension the search index needs is missing and cannot be created.
+
+    A CommandError, so that `manage.py migrate` prints the explanation alone
+    and exits 1, where any other error would bury it under a traceback.
+    """
 
 
 def organization_token(organization_hex: str) -> str:

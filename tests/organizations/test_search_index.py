@@ -9,8 +9,10 @@ import json
 import uuid
 from unittest import mock, skipUnless
 
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.recorder import MigrationRecorder
 from django.test import TestCase, TransactionTestCase
 
 from organizations import search_schema
@@ -178,6 +180,31 @@ class SearchExtensionTests(TestCase):
         with connection.cursor() as cursor:  # the transaction is still usable
             cursor.execute("SELECT 1")
             self.assertEqual(cursor.fetchone(), (1,))
+
+
+@skipUnless(connection.vendor == "postgresql", "the extension is PostgreSQL's")
+class MissingExtensionMigrationTests(TransactionTestCase):
+    """Without btree_gin, migrate stops at 0003 with the explanation, before changing anything."""
+
+    def tearDown(self) -> None:
+        MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+    def test_migrate_names_the_extension_and_leaves_the_chunks_as_they_were(self) -> None:
+        MigrationExecutor(connection).migrate(SearchIndexMigrationTests.before)
+
+        with (
+            mock.patch.object(search_schema, "POSTGRES_EXTENSION", "operator_no_such_extension"),
+            self.assertRaises(SearchExtensionMissing) as caught,
+        ):
+            call_command("migrate", "organizations", "0003", verbosity=0)
+
+        self.assertIn("CREATE EXTENSION btree_gin", str(caught.exception))
+        self.assertNotIn(SearchIndexMigrationTests.after[0], MigrationRecorder(connection).applied_migrations())
+        with connection.cursor() as cursor:
+            columns = {
+                c.name for c in connection.introspection.get_table_description(cursor, "organizations_sourcechunk")
+            }
+        self.assertNotIn("organization_id", columns)
 
 
 class SearchIndexMigrationTests(TransactionTestCase):
