@@ -28,8 +28,6 @@ other processes on a shared machine do not decide the figures.
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import os
 import random
 import re
@@ -40,7 +38,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,28 +47,21 @@ import django
 
 django.setup()
 
-from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from search_corpus import ORGANIZATIONS, Corpus  # noqa: E402
+from search_http import http_search  # noqa: E402
 
-from oauth.tokens import issue_access_token  # noqa: E402
-from operator_core.scopes import SCOPE_OPERATOR_READ  # noqa: E402
-from organizations.models import Membership, Organization, Role, Source, SourceChunk, SourceStatus  # noqa: E402
+from organizations.models import Organization, Source, SourceChunk, SourceStatus  # noqa: E402
 from organizations.search import ENGLISH_STOP_WORDS  # noqa: E402
 from organizations.selectors import (  # noqa: E402
     modules_for_organization,
     processed_sources_for_organization,
     search_chunks,
 )
-from organizations.services import TextDocument, add_membership, create_module, import_text_sources  # noqa: E402
+from organizations.services import TextDocument, create_module, import_text_sources  # noqa: E402
 
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "search-bench", "version": "1"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 BIG, SMALL = 0, 50  # the organization holding 30%, and a typical small one
 BATCH = 500
 ROUNDS = 100  # turns in which the organizations import their documents
@@ -222,6 +212,21 @@ def exact_ranking(organization: Organization, query: str) -> list[tuple[str, int
         return [(str(source_id), index, float(score)) for source_id, index, score in cursor.fetchall()]
 
 
+def ranking_agreement(organization: Organization, queries: list[str]) -> str:
+    """PostgreSQL, for information: the first 10 of queries of several words against ranking every match."""
+    same = found_total = exact_total = 0
+    for query in queries:
+        exact = exact_ranking(organization, query)
+        found = [(hit.source_id, hit.chunk_index, hit.score) for hit in search_chunks(organization, query=query)]
+        same += found == exact
+        found_total += len({row[:2] for row in found} & {row[:2] for row in exact})
+        exact_total += len(exact)
+    return (
+        f"{len(queries)} queries of several words: {same} ranked exactly as over all their matches; "
+        f"{found_total} of the {exact_total} chunks of those exact rankings returned"
+    )
+
+
 def percentiles(timings: list[float]) -> str:
     ordered = sorted(timings)
     p95 = ordered[max(0, -(-len(ordered) * 95 // 100) - 1)]
@@ -250,6 +255,8 @@ def measure_search(corpus: Corpus, *, verify: bool, passes: int, http: str | Non
                 for problem in check(organization, name, query, search_chunks(organization, query=query)):
                     failures += 1
                     print(f"FAIL {label} {name} {query!r}: {problem}")
+        if verify and connection.vendor == "postgresql":
+            print(ranking_agreement(organization, [query for name, query in queries if name.endswith(" words")]))
         where = f"over HTTP ({http})" if http else "in-process"
         print(f"\n{label} organization ({chunks} chunks), {len(queries)} queries {where}, best of {passes}, ms")
         print(f"{'class':<13}{'queries':>8}{'p50':>8}{'p95':>8}{'max':>8}")
@@ -258,50 +265,6 @@ def measure_search(corpus: Corpus, *, verify: bool, passes: int, http: str | Non
         everything = [value for values in timings.values() for value in values]
         print(f"{'all':<13}{len(everything):>8}{percentiles(everything)}")
     return failures
-
-
-def http_search(base_url: str, organization: Organization) -> Callable[..., list]:
-    """search_knowledge through a running server's operator endpoint, as a member of `organization`.
-
-    The server must share this process's database, signing key and OPERATOR_BASE_URL (the token's audience),
-    with OPERATOR_TOOL_CALLS_PER_MINUTE raised above the benchmark's rate."""
-    user, _ = get_user_model().objects.get_or_create(
-        username="bench-search@example.test", defaults={"email": "bench-search@example.test"}
-    )
-    if not Membership.objects.filter(user=user, organization=organization).exists():
-        add_membership(user=user, organization=organization, role=Role.MEMBER)
-    token = issue_access_token(
-        user_id=user.pk,
-        organization_id=str(organization.pk),
-        client_id="bench",
-        scopes=[SCOPE_OPERATOR_READ],
-        expires_in=7200,
-    )
-    address = urlsplit(base_url)
-    server = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "Authorization": f"Bearer {token}",
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "search_knowledge",
-    }
-
-    def search(*, query: str) -> list:
-        params = {"name": "search_knowledge", "arguments": {"query": query}, "_meta": META}
-        server.request(
-            "POST",
-            f"{address.path.rstrip('/')}/api/mcp/operator",
-            body=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
-            headers=headers,
-        )
-        answer = json.loads(server.getresponse().read())
-        result = answer.get("result") or {}
-        if "structuredContent" not in result or result.get("isError"):
-            raise SystemExit(f"search_knowledge over HTTP failed: {answer}")
-        return result["structuredContent"]["results"]
-
-    return search
 
 
 def measure_import(seed: int) -> None:
