@@ -1,8 +1,8 @@
 """The PostgreSQL search query (organizations/search.py; docs/development/architecture.md#search).
 
 The query is `websearch_to_tsquery('english', …)`, matched through the GIN index
-on (organization, search vector), so only the organization's index entries are
-read. Ranking is `ts_rank_cd`, snippets `ts_headline`, both computed from the
+whose keys are the chunks' lexemes behind their organization's key, so only
+the organization's index entries are read. Ranking is `ts_rank_cd`, snippets `ts_headline`, both computed from the
 rows; a ranked row costs a few microseconds, and ranking every chunk that holds
 a very common word is what made search slow in a large organization.
 
@@ -35,7 +35,7 @@ import uuid
 
 from django.db import connection
 
-from organizations.search_schema import TERM_FREQUENCY_TIERS
+from organizations.search_schema import KEYS_FUNCTION, QUERY_FUNCTION, TERM_FREQUENCY_TIERS
 
 _TIERS = sorted(TERM_FREQUENCY_TIERS, reverse=True)
 # A lexeme in the text form of a tsquery: between single quotes, a quote inside doubled.
@@ -57,7 +57,10 @@ def _tier_query(tier: int, operator: str) -> str:
 
 def _search_sql(source_filter: str) -> str:
     # Each set's query, smallest set first. A scalar subquery, so that the planner
-    # sees one value and searches the index with it.
+    # sees one value and searches the index with it. The index holds lexemes behind
+    # the organization's key (organizations/search_schema.py); the query's own
+    # lexemes then check positions (phrases), and the organization id settles
+    # two organizations whose keys coincide.
     matches = [f"(SELECT tier_{tier} FROM sets)" for tier in _TIERS]
     matches += ["(SELECT one_twice FROM sets)", "(SELECT query FROM words)"]
     # found_n: the rows of the first set of 1..n that holds `limit` rows, or all of set n.
@@ -66,7 +69,8 @@ def _search_sql(source_filter: str) -> str:
         rows = f"""SELECT c.id, c.source_id, c."index" AS idx,
                    ROUND(ts_rank_cd(c.search_vector, (SELECT query FROM words))::numeric, 6) AS score
             FROM organizations_sourcechunk c
-            WHERE c.organization_id = %(organization)s AND c.search_vector @@ {match} {source_filter}"""
+            WHERE {KEYS_FUNCTION}(c.organization_id, c.search_vector) @@ {QUERY_FUNCTION}(%(organization)s, {match})
+              AND c.search_vector @@ {match} AND c.organization_id = %(organization)s {source_filter}"""
         if number > 1:
             earlier = f"found_{number - 1}"
             rows = f"""SELECT * FROM {earlier} WHERE (SELECT count(*) FROM {earlier}) >= %(limit)s

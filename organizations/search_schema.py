@@ -10,9 +10,14 @@ Version 2, PostgreSQL: the stored, generated column `search_vector` holds the
 chunk's `to_tsvector('english', text)` plus, for each lexeme that occurs at
 least n times for n in TERM_FREQUENCY_TIERS, a "tier" lexeme `'<lexeme> <n>'`
 without positions (the parser never puts a space inside a lexeme, so no word
-can match one). Rows are kept whole in the table (toast_tuple_target). A GIN
-index on (organization_id, search_vector), through the btree_gin extension,
-answers "this organization and these words" from the index alone.
+can match one). Rows are kept whole in the table (toast_tuple_target). The GIN
+index holds the vector's lexemes keyed by the chunk's organization:
+KEYS_FUNCTION puts the first ORGANIZATION_KEY hex digits of the organization's
+id before each, and QUERY_FUNCTION does the same to a query's lexemes. A
+word's index entry then lists only that organization's chunks, so a search
+reads its own organization's entries and nothing else. Two organizations whose
+ids begin alike would share entries, which costs time but never a result: the
+query also filters on the organization.
 
 Version 2, SQLite: an FTS5 external-content table with two columns, the chunk
 text and a token naming the chunk's organization (`o<hex>0`: a trailing digit,
@@ -23,33 +28,20 @@ triggers keep it in sync with the chunk rows.
 
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters
 
-from django.core.management.base import CommandError
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.utils import DatabaseError
 
 CURRENT_VERSION = 2
 FTS_TABLE = "organizations_sourcechunk_fts"
 FTS_CONTENT_VIEW = "organizations_sourcechunk_search"
 SEARCH_INDEX = "organizations_sourcechunk_search_idx"
 VECTOR_FUNCTION = "organizations_search_vector"
+KEYS_FUNCTION = "organizations_search_keys"
+QUERY_FUNCTION = "organizations_search_query"
+# Hex digits of the organization's id that key its index entries: 48 bits, so two
+# organizations share them only by a rare chance, and then share entries, not results.
+ORGANIZATION_KEY = 12
 # A lexeme met at least this many times in a chunk also gets the tier lexeme '<lexeme> <n>'.
 TERM_FREQUENCY_TIERS = (16, 12, 8, 6, 4, 3, 2)
-POSTGRES_EXTENSION = "btree_gin"
-
-MISSING_EXTENSION = (
-    "Knowledge search needs the PostgreSQL extension btree_gin, and it could not be created: {error}. "
-    "It ships with PostgreSQL itself (the Debian package postgresql-15 contains it). Either let the "
-    "migrating role create it (it needs the CREATE privilege on the database) or have a superuser run "
-    "CREATE EXTENSION btree_gin; in this database, then run migrate again (docs/operations.md#postgresql)."
-)
-
-
-class SearchExtensionMissing(CommandError):
-    """The PostgreSQL extension the search index needs is missing and cannot be created.
-
-    A CommandError, so that `manage.py migrate` prints the explanation alone
-    and exits 1, where any other error would bury it under a traceback.
-    """
 
 
 def organization_token(organization_hex: str) -> str:
@@ -109,6 +101,7 @@ _POSTGRES_V1_UNINSTALL = (
     "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
 )
 _TIERS_ARRAY = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQUENCY_TIERS)) + "]"
+_ORGANIZATION_KEY = f"left(replace(organization::text, '-', ''), {ORGANIZATION_KEY})"
 _POSTGRES_V2_INSTALL = (
     # Rows up to a page stay whole: ranking reads each candidate's vector, and a vector
     # moved out to the TOAST table costs an index lookup more per row (PostgreSQL docs,
@@ -122,13 +115,36 @@ _POSTGRES_V2_INSTALL = (
     f"FROM unnest(words) AS entry, unnest({_TIERS_ARRAY}) AS tier "
     "WHERE cardinality(entry.positions) >= tier)) "
     "FROM to_tsvector('english'::regconfig, body) AS words $$",
+    # The index's keys: every lexeme of the vector behind the organization's key, without
+    # positions, and the key alone, which a query of nothing but -words searches.
+    f"CREATE FUNCTION {KEYS_FUNCTION}(organization uuid, vector tsvector) RETURNS tsvector "
+    "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
+    "SELECT array_to_tsvector(ARRAY(SELECT key || lexeme FROM unnest(tsvector_to_array(vector)) AS lexeme) || key) "
+    f"FROM {_ORGANIZATION_KEY} AS key $$",
+    # What to look up in the index for a query: its indexable part (querytree drops -words),
+    # phrases as plain AND (the keys have no positions; the vector checks them after), each
+    # lexeme behind the key. In a tsquery's text every lexeme is quoted, a quote inside one
+    # doubled; the key is hex digits. No lexeme (only stop words): NULL, which matches nothing.
+    # PARALLEL UNSAFE keeps a search out of parallel plans: the planner cannot know how many
+    # rows the computed query matches, estimates thousands, and starting the workers for each
+    # set of candidates cost 10 ms and more of a search that takes a few.
+    f"CREATE FUNCTION {QUERY_FUNCTION}(organization uuid, query tsquery) RETURNS tsquery "
+    "LANGUAGE sql IMMUTABLE STRICT PARALLEL UNSAFE AS $$ "
+    "SELECT CASE WHEN numnode(query) = 0 THEN NULL "
+    "WHEN indexable = 'T' THEN quote_literal(key)::tsquery "
+    r"ELSE regexp_replace(regexp_replace(indexable, '<(?:-|[0-9]+)>', '&', 'g'), "
+    r"'''((?:[^'']|'''')+)''', '''' || key || '\1''', 'g')::tsquery END "
+    f"FROM {_ORGANIZATION_KEY} AS key, querytree(query) AS indexable $$",
     "ALTER TABLE organizations_sourcechunk ADD COLUMN search_vector tsvector "
     f"GENERATED ALWAYS AS ({VECTOR_FUNCTION}(text)) STORED",
-    f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk USING GIN (organization_id, search_vector)",
+    f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk "
+    f"USING GIN ({KEYS_FUNCTION}(organization_id, search_vector))",
 )
 _POSTGRES_V2_UNINSTALL = (
     f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
     "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
+    f"DROP FUNCTION IF EXISTS {QUERY_FUNCTION}(uuid, tsquery)",
+    f"DROP FUNCTION IF EXISTS {KEYS_FUNCTION}(uuid, tsvector)",
     f"DROP FUNCTION IF EXISTS {VECTOR_FUNCTION}(text)",
     "ALTER TABLE organizations_sourcechunk RESET (toast_tuple_target)",
 )
@@ -144,38 +160,14 @@ _UNINSTALL = {
 
 
 def install_search_schema(db: BaseDatabaseWrapper, *, version: int = CURRENT_VERSION) -> None:
-    """Create the vendor's search structures of `version` and index the existing chunks.
-
-    Raises SearchExtensionMissing (PostgreSQL, version 2) when btree_gin is not
-    installed and the connected role cannot create it.
-    """
-    if db.vendor == "postgresql" and version >= 2:
-        require_search_extension(db)
+    """Create the vendor's search structures of `version` and index the existing chunks."""
     with db.cursor() as cursor:
         for statement in _INSTALL[version].get(db.vendor, ()):
             cursor.execute(statement)
 
 
 def uninstall_search_schema(db: BaseDatabaseWrapper, *, version: int = CURRENT_VERSION) -> None:
-    """Drop the vendor's search structures of `version` (the btree_gin extension stays)."""
+    """Drop the vendor's search structures of `version`."""
     with db.cursor() as cursor:
         for statement in _UNINSTALL[version].get(db.vendor, ()):
             cursor.execute(statement)
-
-
-def require_search_extension(db: BaseDatabaseWrapper) -> None:
-    """Create btree_gin unless it exists; raise SearchExtensionMissing, naming the fix, when that fails."""
-    with db.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_extension WHERE extname = %s", [POSTGRES_EXTENSION])
-        if cursor.fetchone():
-            return
-        # A savepoint, so that a refusal leaves the migration's transaction usable
-        # for the clear error below instead of "current transaction is aborted".
-        cursor.execute("SAVEPOINT organizations_search_extension")
-        try:
-            cursor.execute(f"CREATE EXTENSION {POSTGRES_EXTENSION}")
-        except DatabaseError as error:
-            cursor.execute("ROLLBACK TO SAVEPOINT organizations_search_extension")
-            detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise SearchExtensionMissing(MISSING_EXTENSION.format(error=detail)) from error
-        cursor.execute("RELEASE SAVEPOINT organizations_search_extension")

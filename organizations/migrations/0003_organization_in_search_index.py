@@ -2,23 +2,14 @@
 
 Each chunk gets a copy of its source's organization, filled from the sources
 here; then the search structures of version 1 are replaced by version 2
-(organizations/search_schema.py): on PostgreSQL a GIN index on (organization,
-search vector with term-frequency tiers) through btree_gin, on SQLite an FTS5
-table that also indexes a per-organization token. Building them indexes every
-existing chunk. On PostgreSQL, migrate stops with an explanation when btree_gin
-is missing and the role may not create it; it checks that first, before any
-of the slow steps.
+(organizations/search_schema.py): on PostgreSQL a search vector with
+term-frequency tiers and a GIN index whose keys are its lexemes behind the
+organization's key, on SQLite an FTS5 table that also indexes a
+per-organization token. Building them indexes every existing chunk.
 """
 
 import django.db.models.deletion
 from django.db import migrations, models
-
-
-def require_extension(apps, schema_editor):
-    from organizations.search_schema import require_search_extension
-
-    if schema_editor.connection.vendor == "postgresql":
-        require_search_extension(schema_editor.connection)
 
 
 def uninstall_version_1(apps, schema_editor):
@@ -61,7 +52,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(require_extension, migrations.RunPython.noop, elidable=False),
         # The search structures go first: on SQLite, adding a column rebuilds the
         # chunk table, which would drop the triggers and orphan the FTS5 table.
         migrations.RunPython(uninstall_version_1, install_version_1, elidable=False),
