@@ -37,6 +37,7 @@ SEARCH_INDEX = "organizations_sourcechunk_search_idx"
 VECTOR_FUNCTION = "organizations_search_vector"
 KEYS_FUNCTION = "organizations_search_keys"
 QUERY_FUNCTION = "organizations_search_query"
+SEARCH_FUNCTION = "organizations_search_chunks"
 # Hex digits of the organization's id that key its index entries: 48 bits, so two
 # organizations share them only by a rare chance, and then share entries, not results.
 ORGANIZATION_KEY = 12
@@ -101,6 +102,65 @@ _POSTGRES_V1_UNINSTALL = (
     "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
 )
 _TIERS_ARRAY = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQUENCY_TIERS)) + "]"
+_TIERS_DESCENDING = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQUENCY_TIERS, reverse=True)) + "]"
+# The search itself (organizations/search_postgres.py explains the sets). PL/pgSQL, so that the
+# plans of its statements are made once per connection and reused (generic plans: the values
+# differ, the shape never does). No JIT and no parallel workers: the planner cannot know how
+# many chunks a computed query matches and estimates thousands per set, enough to compile the
+# plan (100 ms and more) or to start workers for each set (10 ms and more) for a search that
+# takes a few. ROWS: at most a page, so the caller joins the rows by primary key.
+_SEARCH_SET_ROWS = f"""
+            FROM organizations_sourcechunk AS c
+            WHERE {KEYS_FUNCTION}(c.organization_id, c.search_vector) @@ {QUERY_FUNCTION}(organization, candidates)
+              AND c.search_vector @@ candidates AND c.organization_id = organization
+              AND (sources IS NULL OR c.source_id = ANY(sources))"""
+_SEARCH_FUNCTION_SQL = f"""
+CREATE FUNCTION {SEARCH_FUNCTION}(organization uuid, query text, page integer, sources uuid[])
+RETURNS TABLE (chunk_id bigint, chunk_source uuid, chunk_index integer, chunk_score numeric)
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE ROWS 10
+SET jit = off SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_generic_plan
+AS $search$
+DECLARE
+    words tsquery := websearch_to_tsquery('english', query);
+    lexemes text[];
+    candidates tsquery;
+    tier integer;
+    matched integer;
+BEGIN
+    IF numnode(words) = 0 THEN
+        RETURN;
+    END IF;
+    -- Only a query of plain words (lexemes joined by &) has smaller sets than all its matches.
+    IF regexp_replace(words::text, '''(?:[^'']|'''')*''', '', 'g') ~ '^[ &]*$' THEN
+        lexemes := ARRAY(SELECT found_lexeme[1]
+                         FROM regexp_matches(words::text, '''((?:[^'']|'''')+)''', 'g') AS found_lexeme);
+        FOREACH tier IN ARRAY {_TIERS_DESCENDING} LOOP
+            candidates := array_to_string(
+                ARRAY(SELECT '''' || lexeme || ' ' || tier || '''' FROM unnest(lexemes) AS lexeme), ' & ')::tsquery;
+            SELECT count(*) INTO matched FROM (SELECT 1{_SEARCH_SET_ROWS} LIMIT page) AS enough;
+            IF matched >= page THEN
+                EXIT;
+            END IF;
+            candidates := NULL;
+        END LOOP;
+        IF candidates IS NULL AND cardinality(lexemes) > 1 THEN
+            candidates := words && array_to_string(
+                ARRAY(SELECT '''' || lexeme || ' 2''' FROM unnest(lexemes) AS lexeme), ' | ')::tsquery;
+            SELECT count(*) INTO matched FROM (SELECT 1{_SEARCH_SET_ROWS} LIMIT page) AS enough;
+            IF matched < page THEN
+                candidates := NULL;
+            END IF;
+        END IF;
+    END IF;
+    candidates := coalesce(candidates, words);
+    RETURN QUERY
+        SELECT c.id::bigint, c.source_id, c."index"::integer,
+               round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score{_SEARCH_SET_ROWS}
+        ORDER BY score DESC, c.source_id, c."index"
+        LIMIT page;
+END
+$search$"""
+
 _ORGANIZATION_KEY = f"left(replace(organization::text, '-', ''), {ORGANIZATION_KEY})"
 _POSTGRES_V2_INSTALL = (
     # Rows up to a page stay whole: ranking reads each candidate's vector, and a vector
@@ -125,11 +185,8 @@ _POSTGRES_V2_INSTALL = (
     # phrases as plain AND (the keys have no positions; the vector checks them after), each
     # lexeme behind the key. In a tsquery's text every lexeme is quoted, a quote inside one
     # doubled; the key is hex digits. No lexeme (only stop words): NULL, which matches nothing.
-    # PARALLEL UNSAFE keeps a search out of parallel plans: the planner cannot know how many
-    # rows the computed query matches, estimates thousands, and starting the workers for each
-    # set of candidates cost 10 ms and more of a search that takes a few.
     f"CREATE FUNCTION {QUERY_FUNCTION}(organization uuid, query tsquery) RETURNS tsquery "
-    "LANGUAGE sql IMMUTABLE STRICT PARALLEL UNSAFE AS $$ "
+    "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
     "SELECT CASE WHEN numnode(query) = 0 THEN NULL "
     "WHEN indexable = 'T' THEN quote_literal(key)::tsquery "
     r"ELSE regexp_replace(regexp_replace(indexable, '<(?:-|[0-9]+)>', '&', 'g'), "
@@ -139,8 +196,10 @@ _POSTGRES_V2_INSTALL = (
     f"GENERATED ALWAYS AS ({VECTOR_FUNCTION}(text)) STORED",
     f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk "
     f"USING GIN ({KEYS_FUNCTION}(organization_id, search_vector))",
+    _SEARCH_FUNCTION_SQL,
 )
 _POSTGRES_V2_UNINSTALL = (
+    f"DROP FUNCTION IF EXISTS {SEARCH_FUNCTION}(uuid, text, integer, uuid[])",
     f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
     "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
     f"DROP FUNCTION IF EXISTS {QUERY_FUNCTION}(uuid, tsquery)",

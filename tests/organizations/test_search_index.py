@@ -14,7 +14,13 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import TestCase, TransactionTestCase
 
 from organizations.models import Organization
-from organizations.search_schema import FTS_TABLE, KEYS_FUNCTION, QUERY_FUNCTION, organization_token
+from organizations.search_schema import (
+    FTS_TABLE,
+    KEYS_FUNCTION,
+    QUERY_FUNCTION,
+    SEARCH_FUNCTION,
+    organization_token,
+)
 from organizations.selectors import search_chunks
 from tests.factories import make_organization, make_source
 
@@ -178,6 +184,17 @@ class TenantIsolationIndexTests(TestCase):
             return scan["Actual Rows"]
 
 
+@skipUnless(connection.vendor == "postgresql", "the search function is PostgreSQL's")
+class SearchFunctionSettingsTests(TestCase):
+    def test_the_search_never_compiles_nor_parallelises_its_plans(self) -> None:
+        # Its plans estimate thousands of rows per set, enough for JIT or parallel workers,
+        # each of which cost more than the whole search (docs/development/architecture.md#search).
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT proconfig FROM pg_proc WHERE proname = %s", [SEARCH_FUNCTION])
+            settings = cursor.fetchone()[0]
+
+        self.assertIn("jit=off", settings)
+        self.assertIn("max_parallel_workers_per_gather=0", settings)
 
 
 class SearchIndexMigrationTests(TransactionTestCase):
