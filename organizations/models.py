@@ -87,7 +87,8 @@ class Source(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["organization", "status", "-processed_at"], name="source_org_status_idx"),
+            # id last: listings order by (processed_at, id), and an import batch shares one processed_at.
+            models.Index(fields=["organization", "status", "-processed_at", "-id"], name="source_org_status_idx"),
             models.Index(fields=["organization", "origin"], name="source_org_origin_idx"),
         ]
 
