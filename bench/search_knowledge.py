@@ -288,10 +288,10 @@ def measure_import(seed: int) -> None:
 def measure_lists(corpus: Corpus) -> None:
     organization = Organization.objects.get(slug=slug(corpus, BIG))
     cases = {
-        "list_sources first page": lambda: list(processed_sources_for_organization(organization)[:26]),
-        "list_sources query": lambda: list(processed_sources_for_organization(organization, query="zzq")[:26]),
-        "list_modules first page": lambda: list(modules_for_organization(organization)[:26]),
-        "list_modules query": lambda: list(modules_for_organization(organization, query="zzq")[:26]),
+        "list_sources first page": lambda: processed_sources_for_organization(organization, limit=26),
+        "list_sources query": lambda: processed_sources_for_organization(organization, limit=26, query="zzq"),
+        "list_modules first page": lambda: modules_for_organization(organization, limit=26),
+        "list_modules query": lambda: modules_for_organization(organization, limit=26, query="zzq"),
     }
     print(f"\n{'selector':<26}{'p50':>8}{'p95':>8}{'max':>8}   (ms, 30 runs)")
     for name, case in cases.items():

@@ -19,14 +19,19 @@ lexemes of organizations/search_schema.py:
 - every word, and one of them at least twice (queries of two words or more);
 - every word: all the matches.
 
-It ranks, by `ts_rank_cd`, the first set that holds at least `limit` chunks
-(the last set otherwise). While a query matches fewer than `limit` chunks in a
-set, the next one is counted, so a query that is selective enough (as every
-query on a small corpus is) is ranked over all its matches, exactly as without
-the sets; a single word always is, since its rank only grows with its count.
-Other queries rank the chunks where their words occur most often, and rank a
-few thousand rows at most on the benchmark corpus (bench/README.md). Phrases,
-"or" and -word are ranked over all their matches.
+It ranks each set in turn by `ts_rank_cd` and keeps the first that fills the
+page (the last set otherwise). A set too small to fill it costs at most a page
+of rows, so a query that is selective enough (as every query on a small corpus
+is) is ranked over all its matches, exactly as without the sets. Ranking a set
+at once, rather than counting it first, reads its index entries once.
+
+A single word keeps its exact ranking too: its rank grows with its count
+alone, so when fewer than a page of chunks hold it twice, the page is those
+chunks and then the chunks that hold it once, whose ranks are all equal, in
+(source id, chunk index) order; only the page's rows are ranked. Other queries
+rank the chunks where their words occur most often, and rank a few thousand
+rows at most on the benchmark corpus (bench/README.md). Phrases, "or" and
+-word are ranked over all their matches.
 
 The sets hold every chunk that matches, whatever its source's status: only
 processed sources have chunks (organizations/services.py writes chunks and the

@@ -123,9 +123,14 @@ AS $search$
 DECLARE
     words tsquery := websearch_to_tsquery('english', query);
     lexemes text[];
+    sets tsquery[] := ARRAY[]::tsquery[];
     candidates tsquery;
+    twice tsquery;
     tier integer;
-    matched integer;
+    ids bigint[];
+    chunk_sources uuid[];
+    indexes integer[];
+    scores numeric[];
 BEGIN
     IF numnode(words) = 0 THEN
         RETURN;
@@ -135,29 +140,44 @@ BEGIN
         lexemes := ARRAY(SELECT found_lexeme[1]
                          FROM regexp_matches(words::text, '''((?:[^'']|'''')+)''', 'g') AS found_lexeme);
         FOREACH tier IN ARRAY {_TIERS_DESCENDING} LOOP
-            candidates := array_to_string(
+            sets := sets || array_to_string(
                 ARRAY(SELECT '''' || lexeme || ' ' || tier || '''' FROM unnest(lexemes) AS lexeme), ' & ')::tsquery;
-            SELECT count(*) INTO matched FROM (SELECT 1{_SEARCH_SET_ROWS} LIMIT page) AS enough;
-            IF matched >= page THEN
-                EXIT;
-            END IF;
-            candidates := NULL;
         END LOOP;
-        IF candidates IS NULL AND cardinality(lexemes) > 1 THEN
-            candidates := words && array_to_string(
-                ARRAY(SELECT '''' || lexeme || ' 2''' FROM unnest(lexemes) AS lexeme), ' | ')::tsquery;
-            SELECT count(*) INTO matched FROM (SELECT 1{_SEARCH_SET_ROWS} LIMIT page) AS enough;
-            IF matched < page THEN
-                candidates := NULL;
-            END IF;
+        IF cardinality(lexemes) > 1 THEN
+            sets := sets || (words && array_to_string(
+                ARRAY(SELECT '''' || lexeme || ' 2''' FROM unnest(lexemes) AS lexeme), ' | ')::tsquery);
         END IF;
     END IF;
-    candidates := coalesce(candidates, words);
-    RETURN QUERY
-        SELECT c.id::bigint, c.source_id, c."index"::integer,
-               round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score{_SEARCH_SET_ROWS}
-        ORDER BY score DESC, c.source_id, c."index"
-        LIMIT page;
+    sets := sets || words;
+    -- Rank each set in turn and keep the first that fills the page. A set that does not fill
+    -- it costs at most a page of rows; ranking it at once, instead of counting it first and
+    -- ranking it after, reads the chosen set's index entries once.
+    FOREACH candidates IN ARRAY sets LOOP
+        IF candidates = words AND cardinality(lexemes) = 1 THEN
+            -- One word, and fewer than a page of chunks hold it twice: its rank grows with its
+            -- count alone, so the page is those chunks and then the chunks that hold it once,
+            -- whose ranks are equal, in (source id, chunk index) order. Only the page is ranked.
+            twice := ('''' || lexemes[1] || ' 2''')::tsquery;
+            SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx), array_agg(ranked.score)
+            INTO ids, chunk_sources, indexes, scores
+            FROM (SELECT page_rows.id, page_rows.source_id, page_rows.idx,
+                         round(ts_rank_cd(page_rows.search_vector, words)::numeric, 6) AS score
+                  FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx,
+                               c.search_vector{_SEARCH_SET_ROWS}
+                        ORDER BY c.search_vector @@ twice DESC, c.source_id, c."index"
+                        LIMIT page) AS page_rows
+                  ORDER BY score DESC, page_rows.source_id, page_rows.idx) AS ranked;
+            EXIT;
+        END IF;
+        SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx), array_agg(ranked.score)
+        INTO ids, chunk_sources, indexes, scores
+        FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx,
+                     round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score{_SEARCH_SET_ROWS}
+              ORDER BY score DESC, c.source_id, c."index"
+              LIMIT page) AS ranked;
+        EXIT WHEN coalesce(cardinality(ids), 0) >= page;
+    END LOOP;
+    RETURN QUERY SELECT * FROM unnest(ids, chunk_sources, indexes, scores);
 END
 $search$"""
 

@@ -101,6 +101,27 @@ class TermFrequencySetTests(TestCase):
         self.assertEqual(hits[0].source_title, "Smithy")
         self.assertEqual(len(hits), 5)
 
+    def test_one_word_in_few_dense_chunks_fills_the_page_as_a_full_ranking_would(self) -> None:
+        # Two chunks hold the word twice or more, too few for a page: the page is those two
+        # by rank, then the chunks that hold it once in (source id, chunk index) order.
+        organization = make_organization()
+        # Eight words each, and fillers without the word, so that bm25 (SQLite) ranks by the count alone too.
+        for text in FILLERS * 3:
+            make_source(organization=organization, text=text)
+        once = [
+            make_source(organization=organization, text=f"Entry {n} lists the anvil by the door.") for n in range(9)
+        ]
+        twice = make_source(organization=organization, text="The anvil rests by the anvil door now.")
+        thrice = make_source(organization=organization, text="Anvil, anvil and anvil by the door now.")
+
+        hits = search_chunks(organization, query="anvil", limit=5)
+
+        first_once = sorted(str(source.id) for source in once)[:3]
+        self.assertEqual([hit.source_id for hit in hits], [str(thrice.id), str(twice.id), *first_once])
+        self.assertEqual(len({hit.score for hit in hits[2:]}), 1)
+        self.assertGreater(hits[0].score, hits[1].score)
+        self.assertGreater(hits[1].score, hits[2].score)
+
     @skipUnless(connection.vendor == "postgresql", "the tier lexemes are PostgreSQL's")
     def test_the_search_vector_holds_a_tier_lexeme_per_frequency_reached(self) -> None:
         source = make_source(text="Anvil, anvil, anvil. Hammer, hammer. Tongs.")
