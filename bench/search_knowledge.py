@@ -20,6 +20,8 @@ other processes on a shared machine do not decide the figures.
   chunks into a fresh organization (then again, unchanged).
 - `--lists` times the first pages of list_sources and list_modules in the big
   organization (50,000 sources at 1 M chunks).
+- `--alone` generates only the small organization, as it is within the full
+  corpus, and times it alone: what a search costs it without the others' data.
 - `--http URL` (with `--keep`) sends the queries as `search_knowledge` tool
   calls to a server at URL that uses the same database, signing key and
   OPERATOR_BASE_URL (= URL), with OPERATOR_TOOL_CALLS_PER_MINUTE raised.
@@ -81,36 +83,36 @@ def slug(corpus: Corpus, organization: int) -> str:
     return f"bench-n{corpus.chunks}-s{corpus.seed}-{organization:02d}"
 
 
-def generate(corpus: Corpus) -> None:
-    """Create the corpus unless this database already holds it.
+def generate(corpus: Corpus, numbers: list[int]) -> None:
+    """Create the corpus's organizations `numbers` unless this database already holds them.
 
     The organizations import in ROUNDS turns, each taking its share of every
     turn, so their chunks interleave in the table and the indexes as a live
     service's do (one organization's chunks side by side would flatter a search).
     """
-    if Organization.objects.filter(slug=slug(corpus, ORGANIZATIONS - 1)).exists():
+    if Organization.objects.filter(slug=slug(corpus, numbers[-1])).exists():
         print(f"corpus of {corpus.chunks} chunks (seed {corpus.seed}) already present")
         return
     started = time.perf_counter()
     organizations = [
         Organization.objects.get_or_create(slug=slug(corpus, number), defaults={"name": f"Bench {number}"})[0]
-        for number in range(ORGANIZATIONS)
+        for number in numbers
     ]
-    streams = [corpus.documents(number) for number in range(ORGANIZATIONS)]
-    imported = [0] * ORGANIZATIONS
-    sources: list[list[tuple[object, str]]] = [[] for _ in range(ORGANIZATIONS)]
+    streams = [corpus.documents(number) for number in numbers]
+    imported = [0] * len(numbers)
+    sources: list[list[tuple[object, str]]] = [[] for _ in numbers]
     for turn in range(1, ROUNDS + 1):
-        for number, organization in enumerate(organizations):
+        for position, (number, organization) in enumerate(zip(numbers, organizations, strict=True)):
             batch: list[TextDocument] = []
-            while imported[number] < corpus.quota(number) * turn // ROUNDS:
-                document = next(streams[number], None)
+            while imported[position] < corpus.quota(number) * turn // ROUNDS:
+                document = next(streams[position], None)
                 if document is None:
                     break
-                imported[number] += document.chunks
+                imported[position] += document.chunks
                 batch.append(TextDocument(title=document.title, origin=document.origin, text=document.text))
-                if len(batch) == BATCH or imported[number] >= corpus.quota(number) * turn // ROUNDS:
+                if len(batch) == BATCH or imported[position] >= corpus.quota(number) * turn // ROUNDS:
                     outcomes = import_text_sources(organization=organization, documents=batch)
-                    sources[number] += [(outcome.source.id, outcome.source.title) for outcome in outcomes]
+                    sources[position] += [(outcome.source.id, outcome.source.title) for outcome in outcomes]
                     batch = []
         if turn % 10 == 0:
             print(f"  turn {turn:>3}: {sum(imported):>9} chunks, {time.perf_counter() - started:7.0f} s", flush=True)
@@ -233,11 +235,13 @@ def percentiles(timings: list[float]) -> str:
     return f"{statistics.median(ordered):>8.1f}{p95:>8.1f}{ordered[-1]:>8.1f}"
 
 
-def measure_search(corpus: Corpus, *, verify: bool, passes: int, http: str | None) -> int:
+def measure_search(
+    corpus: Corpus, organizations: dict[str, int], *, verify: bool, passes: int, http: str | None
+) -> int:
     """Time the query mix in the big and a small organization; each query's time is its fastest of `passes`
     runs, which filters out other processes of a shared machine. Then verify the answers if asked."""
     failures = 0
-    for label, number in (("big", BIG), ("small", SMALL)):
+    for label, number in organizations.items():
         organization = Organization.objects.get(slug=slug(corpus, number))
         chunks = SourceChunk.objects.filter(organization=organization).count()
         queries = query_mix(corpus, number)
@@ -308,10 +312,13 @@ def main() -> None:
     parser.add_argument("--import-speed", action="store_true", help="time import_sources instead")
     parser.add_argument("--lists", action="store_true", help="also time list_sources and list_modules")
     parser.add_argument("--passes", type=int, default=3, help="runs of the query mix; each query's best counts")
+    parser.add_argument("--alone", action="store_true", help="only the small organization, without the others")
     parser.add_argument("--http", metavar="URL", help="search through the server at URL instead (needs --keep)")
     options = parser.parse_args()
     if options.http and not options.keep:
         parser.error("--http needs --keep: the server must read the same database")
+    if options.alone and options.lists:
+        parser.error("--lists times the big organization, which --alone leaves out")
 
     database = None
     if options.keep:
@@ -326,9 +333,10 @@ def main() -> None:
             measure_import(options.seed)
             return
         corpus = Corpus(seed=options.seed, chunks=options.chunks)
-        generate(corpus)
+        organizations = {"small, alone": SMALL} if options.alone else {"big": BIG, "small": SMALL}
+        generate(corpus, sorted(organizations.values()) if options.alone else list(range(ORGANIZATIONS)))
         settle()
-        failures = measure_search(corpus, verify=options.check, passes=options.passes, http=options.http)
+        failures = measure_search(corpus, organizations, verify=options.check, passes=options.passes, http=options.http)
         print(f"\nload average {os.getloadavg()[0]:.1f}")
         if options.lists:
             measure_lists(corpus)
