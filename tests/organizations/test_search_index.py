@@ -22,6 +22,7 @@ from organizations.search_schema import (
     organization_token,
 )
 from organizations.selectors import search_chunks
+from organizations.services import TextDocument, import_text_sources
 from tests.factories import make_organization, make_source
 
 # One chunk each, of similar lengths; term frequencies differ clearly, or the texts
@@ -88,39 +89,62 @@ class TieOrderingTests(TestCase):
 
 
 class TermFrequencySetTests(TestCase):
+    """Queries with many more matches than a page (PostgreSQL ranks them through its sets)."""
+
+    MANY = 200
+
+    def many_sources(self, organization: Organization, texts: list[str]) -> list[str]:
+        """Source ids, in the order of `texts`; fillers without the searched words make up two thirds,
+        so that bm25 (SQLite) still gives those words weight."""
+        fillers = [FILLERS[n % len(FILLERS)] for n in range(2 * len(texts))]
+        documents = [
+            TextDocument(title=f"Text {n}", origin=f"text-{n}.md", text=text) for n, text in enumerate(texts + fillers)
+        ]
+        outcomes = import_text_sources(organization=organization, documents=documents)
+        return [str(outcome.source.id) for outcome in outcomes[: len(texts)]]
+
     def test_the_chunk_where_the_word_is_densest_comes_first_among_many(self) -> None:
         organization = make_organization()
-        for number in range(12):
-            make_source(organization=organization, title=f"Note {number}", text=f"Note {number} mentions the anvil.")
-        make_source(
-            organization=organization, title="Smithy", text="Anvil care: oil the anvil, cover the anvil, anvil."
+        ids = self.many_sources(
+            organization,
+            [f"Note {n} mentions the anvil." for n in range(self.MANY)]
+            + ["Anvil care: oil the anvil, cover the anvil, anvil."],
         )
 
-        self.assertEqual([hit.source_title for hit in search_chunks(organization, query="anvil", limit=1)], ["Smithy"])
+        self.assertEqual([hit.source_id for hit in search_chunks(organization, query="anvil", limit=1)], [ids[-1]])
         hits = search_chunks(organization, query="anvil", limit=5)
-        self.assertEqual(hits[0].source_title, "Smithy")
+        self.assertEqual(hits[0].source_id, ids[-1])
         self.assertEqual(len(hits), 5)
 
     def test_one_word_in_few_dense_chunks_fills_the_page_as_a_full_ranking_would(self) -> None:
         # Two chunks hold the word twice or more, too few for a page: the page is those two
         # by rank, then the chunks that hold it once in (source id, chunk index) order.
+        # Eight words each, so that bm25 (SQLite) ranks by the count alone too.
         organization = make_organization()
-        # Eight words each, and fillers without the word, so that bm25 (SQLite) ranks by the count alone too.
-        for text in FILLERS * 3:
-            make_source(organization=organization, text=text)
-        once = [
-            make_source(organization=organization, text=f"Entry {n} lists the anvil by the door.") for n in range(9)
-        ]
-        twice = make_source(organization=organization, text="The anvil rests by the anvil door now.")
-        thrice = make_source(organization=organization, text="Anvil, anvil and anvil by the door now.")
+        *once, twice, thrice = self.many_sources(
+            organization,
+            [f"Entry {n} lists the anvil by the door." for n in range(self.MANY)]
+            + ["The anvil rests by the anvil door now.", "Anvil, anvil and anvil by the door now."],
+        )
 
         hits = search_chunks(organization, query="anvil", limit=5)
 
-        first_once = sorted(str(source.id) for source in once)[:3]
-        self.assertEqual([hit.source_id for hit in hits], [str(thrice.id), str(twice.id), *first_once])
+        self.assertEqual([hit.source_id for hit in hits], [thrice, twice, *sorted(once)[:3]])
         self.assertEqual(len({hit.score for hit in hits[2:]}), 1)
         self.assertGreater(hits[0].score, hits[1].score)
         self.assertGreater(hits[1].score, hits[2].score)
+
+    def test_two_words_rank_the_chunks_that_hold_one_twice_among_many(self) -> None:
+        organization = make_organization()
+        ids = self.many_sources(
+            organization,
+            [f"Entry {n} lists the anvil and hammer." for n in range(self.MANY)]
+            + [f"Anvil {n} keeps the anvil hammer." for n in range(4)],
+        )
+
+        hits = search_chunks(organization, query="anvil hammer", limit=3)
+
+        self.assertEqual([hit.source_id for hit in hits], sorted(ids[-4:])[:3])
 
     @skipUnless(connection.vendor == "postgresql", "the tier lexemes are PostgreSQL's")
     def test_the_search_vector_holds_a_tier_lexeme_per_frequency_reached(self) -> None:
