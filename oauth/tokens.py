@@ -59,6 +59,11 @@ def _key_set() -> _KeySet:
     return _KeySet(signing_kid=key_id(active_pem), signing_key=signing_key, public_keys=public_keys)
 
 
+def load_signing_keys() -> None:
+    """Parse the signing keys now (a worker calls it as it starts), not in the first request that needs them."""
+    _key_set()
+
+
 def _forget_keys_and_tokens(**_: object) -> None:
     # New keys, issuer or audience: every verification so far is void.
     _key_set.cache_clear()

@@ -131,3 +131,15 @@ class KeyRotationTests(SimpleTestCase):
             self.assertEqual(verify_access_token(token).user_id, 42)
         with self.assertRaises(InvalidAccessToken):
             verify_access_token(token)  # once the retired key is dropped, its tokens die
+
+
+class SigningKeysAtStartTests(SimpleTestCase):
+    def test_the_wsgi_application_parses_the_signing_keys_before_any_request(self) -> None:
+        import importlib
+
+        import operator_site.wsgi
+
+        tokens._key_set.cache_clear()
+        importlib.reload(operator_site.wsgi)
+
+        self.assertEqual(tokens._key_set.cache_info().currsize, 1)
