@@ -7,15 +7,15 @@ the design and its measurements: docs/development/architecture.md#search.
   through a GIN index on (organization, search vector); ranking `ts_rank_cd`
   over the first of a few nested sets of matches, chosen by how often the
   words occur, that fills the page; snippets `ts_headline`.
-- SQLite: an FTS5 table over the chunk text and an organization token, kept in
-  sync by triggers. The match includes the organization's token, so FTS5 walks
-  only that organization's entries and a small organization never pays for
-  the others' chunks. Tokenizer `porter unicode61`; ranking `bm25()` of the
-  text column (negated, so higher is better). User input never reaches FTS5
-  syntax: it is reduced to word tokens, English stop words are dropped (as
-  PostgreSQL's `english` configuration does), and each remaining token is
-  quoted. All tokens must match (AND), as with `websearch_to_tsquery` for
-  plain words.
+- SQLite: an FTS5 table over the chunk text with the organization's key
+  before every word (organizations/search_schema.py, version 3), kept in sync
+  by triggers; the query keys its words the same way, so FTS5 reads only that
+  organization's entries and bm25's word statistics are its own. Tokenizer
+  `porter unicode61`; ranking `bm25()` (negated, so higher is better). User
+  input never reaches FTS5 syntax: it is reduced to word tokens, English stop
+  words are dropped (as PostgreSQL's `english` configuration does), and each
+  remaining token is quoted. All tokens must match (AND), as with
+  `websearch_to_tsquery` for plain words.
 
 Both vendors: only processed sources of the given organization; scores are
 rounded to 6 decimals and equal scores are ordered by (source id, chunk index),
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from organizations.search_postgres import postgres_rows
-from organizations.search_schema import FTS_TABLE, organization_token
+from organizations.search_schema import FTS_TABLE, organization_word_key
 
 SNIPPET_START = "«"
 SNIPPET_STOP = "»"
@@ -66,14 +66,13 @@ class ChunkHit:
     score: float
 
 
-def fts5_match_expression(query: str) -> str:
-    """A safe FTS5 MATCH expression for free text: quoted word tokens, ANDed.
+def fts5_match_expression(query: str, *, key: str = "") -> str:
+    """A safe FTS5 MATCH expression for free text: quoted word tokens, each behind `key`, ANDed.
 
     Returns "" when the query has no searchable word (then nothing matches).
     """
     tokens = [token for token in _TOKEN.findall(query.lower()) if token not in ENGLISH_STOP_WORDS]
-    unique = list(dict.fromkeys(tokens))
-    return " ".join(f'"{token}"' for token in unique)
+    return " AND ".join(f'"{key}{token}"' for token in dict.fromkeys(tokens))
 
 
 def search_chunk_rows(
@@ -102,12 +101,11 @@ def search_chunk_rows(
 
 
 def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.UUID] | None, limit: int) -> list[tuple]:
-    words = fts5_match_expression(query)
-    if not words:
+    # The index holds every word behind its organization's key: so does the query.
+    key = organization_word_key(organization_id.hex)
+    expression = fts5_match_expression(query, key=key)
+    if not expression:
         return []
-    # The organization's token in its own column, the words in the text column only.
-    token = organization_token(organization_id.hex)
-    expression = f'organization : "{token}" AND ' + " AND ".join(f"text : {word}" for word in words.split(" "))
     params: list[object] = [expression, organization_id.hex, "processed"]
     source_filter = ""
     if source_ids is not None:
@@ -117,7 +115,7 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
     sql = f"""
         WITH top AS (
             SELECT {FTS_TABLE}.rowid AS id, c.source_id, c."index" AS idx,
-                   ROUND(-bm25({FTS_TABLE}, 1.0, 0.0), 6) AS score
+                   ROUND(-bm25({FTS_TABLE}), 6) AS score
             FROM {FTS_TABLE}
             JOIN organizations_sourcechunk c ON c.id = {FTS_TABLE}.rowid
             JOIN organizations_source s ON s.id = c.source_id
@@ -134,7 +132,11 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
     """  # noqa: S608 - only placeholders and constants are interpolated
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, limit, SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, expression])
-        return cursor.fetchall()
+        rows = cursor.fetchall()
+    # The snippet is cut from the keyed text: take the keys out again.
+    return [
+        (source, title, index, (snippet or "").replace(key, ""), score) for source, title, index, snippet, score in rows
+    ]
 
 
 def _postgres_rows(

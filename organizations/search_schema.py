@@ -1,7 +1,7 @@
 """The full-text search structures of each database vendor, by schema version.
 
 Migrations create and drop them (0002 installs version 1, 0003 replaces it with
-version 2); they live here so that a later migration that rebuilds the chunk
+version 2, 0005 replaces SQLite's with version 3); they live here so that a later migration that rebuilds the chunk
 table on SQLite can drop and reinstall them around the rebuild. How they are
 queried: organizations/search.py; why they look like this:
 docs/development/architecture.md#search.
@@ -20,17 +20,27 @@ ids begin alike would share entries, which costs time but never a result: the
 query also filters on the organization.
 
 Version 2, SQLite: an FTS5 external-content table with two columns, the chunk
-text and a token naming the chunk's organization (`o<hex>0`: a trailing digit,
-so the porter stemmer leaves it whole and two organizations never share it).
-Its content is a view over the chunk table that computes the token, and
-triggers keep it in sync with the chunk rows.
+text and a token naming the chunk's organization (`o<hex>0`), so that a match
+walked only that organization's rows; but each word's list still spanned every
+organization, and bm25() counted every row of the table holding a word.
+
+Version 3, SQLite (PostgreSQL keeps version 2): as on PostgreSQL, every word is
+keyed by its organization. The FTS5 table indexes the chunk text with
+`organization_word_key` (15 decimal digits from the organization id) before
+every word, so a word's list holds one organization's chunks and bm25()'s word
+statistics are the organization's own. FTS5 takes no tokenizer from Python, so
+the keyed text comes from KEYED_TEXT_FUNCTION, which organizations/apps.py
+registers on every SQLite connection: the content view and the triggers call
+it. A plain `sqlite3` shell without it cannot write chunks or rebuild the index.
 """
 
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters
 
+import re
+
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 FTS_TABLE = "organizations_sourcechunk_fts"
 FTS_CONTENT_VIEW = "organizations_sourcechunk_search"
 SEARCH_INDEX = "organizations_sourcechunk_search_idx"
@@ -38,6 +48,7 @@ VECTOR_FUNCTION = "organizations_search_vector"
 KEYS_FUNCTION = "organizations_search_keys"
 QUERY_FUNCTION = "organizations_search_query"
 SEARCH_FUNCTION = "organizations_search_chunks"
+KEYED_TEXT_FUNCTION = "organizations_search_keyed_text"  # SQLite: registered on every connection
 # Hex digits of the organization's id that key its index entries: 48 bits, so two
 # organizations share them only by a rare chance, and then share entries, not results.
 ORGANIZATION_KEY = 12
@@ -45,9 +56,25 @@ ORGANIZATION_KEY = 12
 TERM_FREQUENCY_TIERS = (16, 12, 8, 6, 4, 3, 2)
 
 
-def organization_token(organization_hex: str) -> str:
-    """The FTS5 token of an organization (SQLite): the same expression as FTS_CONTENT_VIEW's."""
-    return f"o{organization_hex}0"
+def organization_word_key(organization_hex: str) -> str:
+    """SQLite: what every word of an organization's text is keyed with in the FTS5 index.
+
+    Decimal digits: FTS5's unicode61 tokenizer keeps them in the word, and the porter
+    stemmer reads them as consonants before the word, which changes no stem.
+    """
+    return f"{int(organization_hex[:ORGANIZATION_KEY], 16):015d}"
+
+
+# A word as FTS5's unicode61 tokenizer cuts it: letters and digits, with combining marks.
+_WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+")
+
+
+def keyed_text(organization_hex: str | None, text: str | None) -> str | None:
+    """SQLite's KEYED_TEXT_FUNCTION: the text with its organization's key before every word."""
+    if organization_hex is None or text is None:
+        return None
+    key = organization_word_key(organization_hex)
+    return _WORD.sub(lambda word: key + word.group(0), text)
 
 
 _SQLITE_TRIGGER_PREFIX = "organizations_sourcechunk_fts"
@@ -82,6 +109,26 @@ _SQLITE_V2_INSTALL = (
     f"VALUES ('delete', old.id, old.text, {_SQLITE_TOKEN.format(row='old')}); "
     f"INSERT INTO {FTS_TABLE}(rowid, text, organization) "
     f"VALUES (new.id, new.text, {_SQLITE_TOKEN.format(row='new')}); END",
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
+)
+# Version 3, SQLite: every word of the indexed text carries its organization's key.
+_SQLITE_V3_INSTALL = (
+    f"CREATE VIEW {FTS_CONTENT_VIEW} AS SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) AS text "
+    "FROM organizations_sourcechunk",
+    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
+    f"text, content='{FTS_CONTENT_VIEW}', content_rowid='id', "
+    "tokenize='porter unicode61 remove_diacritics 2')",
+    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
+    f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, {KEYED_TEXT_FUNCTION}(new.organization_id, new.text)); "
+    "END",
+    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_delete AFTER DELETE ON organizations_sourcechunk BEGIN "
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text) "
+    f"VALUES ('delete', old.id, {KEYED_TEXT_FUNCTION}(old.organization_id, old.text)); END",
+    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_update AFTER UPDATE ON organizations_sourcechunk BEGIN "
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text) "
+    f"VALUES ('delete', old.id, {KEYED_TEXT_FUNCTION}(old.organization_id, old.text)); "
+    f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, {KEYED_TEXT_FUNCTION}(new.organization_id, new.text)); "
+    "END",
     f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
 )
 _SQLITE_UNINSTALL = (
@@ -231,10 +278,12 @@ _POSTGRES_V2_UNINSTALL = (
 _INSTALL = {
     1: {"sqlite": _SQLITE_V1_INSTALL, "postgresql": _POSTGRES_V1_INSTALL},
     2: {"sqlite": _SQLITE_V2_INSTALL, "postgresql": _POSTGRES_V2_INSTALL},
+    3: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_V2_INSTALL},
 }
 _UNINSTALL = {
     1: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V1_UNINSTALL},
     2: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V2_UNINSTALL},
+    3: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V2_UNINSTALL},
 }
 
 

@@ -121,5 +121,5 @@ class SearchSchemaTests(TestCase):
                 )
                 self.assertIn("gin (organizations_search_keys(organization_id, search_vector))", cursor.fetchone()[0])
             else:
-                cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'organizations_sourcechunk_fts'")
-                self.assertIn("fts5(text, organization,", cursor.fetchone()[0].lower())
+                cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'organizations_sourcechunk_search'")
+                self.assertIn("organizations_search_keyed_text(organization_id, text)", cursor.fetchone()[0])

@@ -19,7 +19,7 @@ from organizations.search_schema import (
     KEYS_FUNCTION,
     QUERY_FUNCTION,
     SEARCH_FUNCTION,
-    organization_token,
+    organization_word_key,
 )
 from organizations.selectors import search_chunks
 from organizations.services import TextDocument, import_text_sources
@@ -181,10 +181,9 @@ class TermFrequencySetTests(TestCase):
 
 class TenantIsolationIndexTests(TestCase):
     def setUp(self) -> None:
-        # Two ids alike but for their last two characters. An English stemmer would fold those
-        # together ("...ee" and "...ed" both stem to "...e"), which SQLite's organization token
-        # must not; and they share PostgreSQL's organization key (the first hex digits), so
-        # there the index holds both under one key and the query's organization filter decides.
+        # Two ids alike but for their last characters: they share the organization key that
+        # both databases put before each word (the first hex digits), so the index holds both
+        # under one key and the query's organization filter decides.
         stem = "0" * 27 + "0ab"
         self.mine = Organization.objects.create(id=uuid.UUID(stem + "ee"), slug="mine", name="Mine")
         self.other = Organization.objects.create(id=uuid.UUID(stem + "ed"), slug="other", name="Other")
@@ -201,17 +200,15 @@ class TenantIsolationIndexTests(TestCase):
         make_source(organization=elsewhere, title="Elsewhere", text="Nothing about that codename here.")
 
         self.assertEqual(self.index_matches(elsewhere, "zephyrine"), 0)
-        if connection.vendor == "sqlite":
-            self.assertEqual(self.index_matches(self.other, "secret"), 0)
-        else:  # the shared key: the index holds both, and only the query's organization filter tells
-            self.assertGreaterEqual(self.index_matches(self.other, "secret"), 1)
+        # The shared key: the index holds both, and only the query's organization filter tells.
+        self.assertGreaterEqual(self.index_matches(self.other, "secret"), 1)
         self.assertGreaterEqual(self.index_matches(self.other, "zephyrine"), 1)  # GIN may count an entry twice
 
     def index_matches(self, organization: Organization, word: str) -> int:
         """Rows the index lookup for (organization, word) yields, before any table row is read."""
         with connection.cursor() as cursor:
             if connection.vendor == "sqlite":
-                expression = f'organization : "{organization_token(organization.id.hex)}" AND text : "{word}"'
+                expression = f'"{organization_word_key(organization.id.hex)}{word}"'
                 cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [expression])
                 return cursor.fetchone()[0]
             with transaction.atomic():
@@ -243,10 +240,10 @@ class SearchFunctionSettingsTests(TestCase):
 
 
 class SearchIndexMigrationTests(TransactionTestCase):
-    """Migration 0003 builds the new index over chunks that already exist."""
+    """Migrations 0003 and 0005 build the new index over chunks that already exist."""
 
     before = [("organizations", "0002_search_and_indexes")]
-    after = [("organizations", "0003_organization_in_search_index")]
+    after = [("organizations", "0005_sqlite_words_keyed_by_organization")]
 
     def tearDown(self) -> None:
         MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
