@@ -11,7 +11,7 @@ from unittest import skipUnless
 
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
-from django.test import TestCase, TransactionTestCase
+from django.test import SimpleTestCase, TestCase, TransactionTestCase
 
 from organizations.models import Organization
 from organizations.search_schema import (
@@ -19,6 +19,7 @@ from organizations.search_schema import (
     KEYS_FUNCTION,
     QUERY_FUNCTION,
     SEARCH_FUNCTION,
+    keyed_text,
     organization_word_key,
 )
 from organizations.selectors import search_chunks
@@ -275,3 +276,17 @@ class SearchIndexMigrationTests(TransactionTestCase):
             {hit.source_id for hit in search_chunks(mine, query="lanolin")},
             {str(new_source.id), str(source_model.objects.get(title="Old lanolin").id)},
         )
+
+
+class KeyedTextTests(SimpleTestCase):
+    """SQLite's index text: the organization's key before every word FTS5's unicode61 tokenizer cuts."""
+
+    def test_every_word_and_only_words_get_the_key(self) -> None:
+        organization_hex = "6ab6f427ecc0438f86347e3cf00ddc25"
+        key = organization_word_key(organization_hex)
+
+        text = keyed_text(organization_hex, "Café re\u0301sume\u0301, foo_bar x²y 42.")
+
+        self.assertEqual(key, f"{0x6AB6F427ECC0:015d}")
+        self.assertEqual(text, f"{key}Café {key}re\u0301sume\u0301, {key}foo_{key}bar {key}x²y {key}42.")
+        self.assertIsNone(keyed_text(organization_hex, None))
