@@ -112,7 +112,9 @@ class BrowserConsentTests(StaticLiveServerTestCase):
                     page.click("button[type=submit]")
                 page.wait_for_selector("#consent")
                 self.assertIn("form-action 'self'", consent.value.headers["content-security-policy"])
-                # The stylesheet, a static file under the CSP, loaded and applies.
+                # The stylesheet, a static file under the CSP, loaded and applies. The element can be
+                # in the page before the stylesheet is; the load event waits for it.
+                page.wait_for_load_state("load")
                 radius = page.eval_on_selector(".card", "card => getComputedStyle(card).borderTopLeftRadius")
                 self.assertEqual(radius, "12px")
 
