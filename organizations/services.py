@@ -180,7 +180,7 @@ def process_source(source: Source) -> Source:
     text = normalise_text(source.text or "")
     if not text:
         mark_source_failed(source)
-        raise InvalidArguments("The source has no text to process.", field="text")
+        raise _no_text()
     chunks = split_into_chunks(text)
     with transaction.atomic():
         SourceChunk.objects.filter(source=source).delete()
@@ -203,10 +203,9 @@ def register_source(
     *, organization: Organization, title: str, kind: SourceKind | str, origin: str = "", text: str = ""
 ) -> Source:
     """Record a source as pending (not yet processed, so invisible to tools)."""
-    if not title.strip():
-        raise InvalidArguments("A source needs a title.", field="title")
-    if kind not in SourceKind.values:
-        raise InvalidArguments("Unknown source kind.", field="kind")
+    problem = _title_or_kind_problem(title, kind)
+    if problem is not None:
+        raise problem
     return Source.objects.create(
         organization=organization,
         title=title.strip(),
@@ -316,14 +315,25 @@ def _is_unchanged(source: Source, document: TextDocument, text: str) -> bool:
     return source.status == SourceStatus.PROCESSED and source.text == text and source.title == document.title.strip()
 
 
-def _document_problem(document: TextDocument, text: str) -> InvalidArguments | None:
-    if not document.title.strip():
+def _title_or_kind_problem(title: str, kind: str) -> InvalidArguments | None:
+    """What `register_source` refuses in a source's title or kind, if anything."""
+    if not title.strip():
         return InvalidArguments("A source needs a title.", field="title")
-    if document.kind not in SourceKind.values:
+    if kind not in SourceKind.values:
         return InvalidArguments("Unknown source kind.", field="kind")
-    if not text:
-        return InvalidArguments("The source has no text to process.", field="text")
     return None
+
+
+def _no_text() -> InvalidArguments:
+    return InvalidArguments("The source has no text to process.", field="text")
+
+
+def _document_problem(document: TextDocument, text: str) -> InvalidArguments | None:
+    """What `create_source` would refuse in a document, if anything: its title, kind or (normalised) text."""
+    problem = _title_or_kind_problem(document.title, document.kind)
+    if problem is None and not text:
+        problem = _no_text()
+    return problem
 
 
 def _create_new_sources(
