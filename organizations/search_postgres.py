@@ -28,7 +28,12 @@ at once, rather than counting it first, reads its index entries once.
 A single word keeps its exact ranking too: its rank grows with its count
 alone, so when fewer than a page of chunks hold it twice, the page is those
 chunks and then the chunks that hold it once, whose ranks are all equal, in
-(source id, chunk index) order; only the page's rows are ranked. Other queries
+(source id, chunk index) order; only the page's rows are ranked. Finding the
+first of those in that order means reading every match, unless they lie among
+the sources whose ids begin with 0: the index keys each chunk by its source's
+first hex digit too, so the function looks there first (with the chunks that
+hold the word twice) and reads all the matches only when that sixteenth does
+not fill the page. Other queries
 rank the chunks where their words occur most often, and rank a few thousand
 rows at most on the benchmark corpus (bench/README.md). Phrases, "or" and
 -word are ranked over all their matches.

@@ -1,7 +1,8 @@
 """The full-text search structures of each database vendor, by schema version.
 
 Migrations create and drop them (0002 installs version 1, 0003 replaces it with
-version 2, 0005 replaces SQLite's with version 3); they live here so that a later migration that rebuilds the chunk
+version 2, 0005 replaces SQLite's with version 3, 0006 PostgreSQL's index with
+version 4's); they live here so that a later migration that rebuilds the chunk
 table on SQLite can drop and reinstall them around the rebuild. How they are
 queried: organizations/search.py; why they look like this:
 docs/development/architecture.md#search.
@@ -32,6 +33,11 @@ statistics are the organization's own. FTS5 takes no tokenizer from Python, so
 the keyed text comes from KEYED_TEXT_FUNCTION, which organizations/apps.py
 registers on every SQLite connection: the content view and the triggers call
 it. A plain `sqlite3` shell without it cannot write chunks or rebuild the index.
+
+Version 4, PostgreSQL (SQLite keeps version 3): the index also holds one key per
+chunk naming the first hex digit of its source's id, so that a single word's
+first chunks in (source id, chunk index) order are found among a sixteenth of its
+matches (organizations/search_postgres.py). The column is version 2's.
 """
 
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters
@@ -40,7 +46,7 @@ import re
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 FTS_TABLE = "organizations_sourcechunk_fts"
 FTS_CONTENT_VIEW = "organizations_sourcechunk_search"
 SEARCH_INDEX = "organizations_sourcechunk_search_idx"
@@ -152,19 +158,32 @@ _POSTGRES_V1_UNINSTALL = (
 )
 _TIERS_ARRAY = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQUENCY_TIERS)) + "]"
 _TIERS_DESCENDING = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQUENCY_TIERS, reverse=True)) + "]"
+# Version 4's index also holds, per chunk, the key ' <d>' (behind the organization's key), d the
+# first hex digit of the source's id: no lexeme begins with a space, so no word can match it.
+# The sources whose ids begin with 0 come first in (source id, chunk index) order, so a word's
+# first chunks in that order are usually among that sixteenth of its matches.
+_FIRST_SOURCES = "''' 0'''::tsquery"
+_KEYS_COLUMNS = {2: ("organization_id", "search_vector"), 4: ("organization_id", "source_id", "search_vector")}
+_KEYS_CALL = {
+    version: f"{KEYS_FUNCTION}({', '.join('c.' + column for column in columns)})"
+    for version, columns in _KEYS_COLUMNS.items()
+}
+# Where the single-word page is looked for, in turn (see below): all the word's matches (version
+# 2); first only those twice in a chunk or in the first sixteenth of the sources (version 4).
+_PAGE_STEPS = {2: "ARRAY[words]", 4: f"ARRAY[words && (twice || {_FIRST_SOURCES}), words]"}
+_SEARCH_SET_ROWS = """
+            FROM organizations_sourcechunk AS c
+            WHERE {keys} @@ {query}(organization, candidates)
+              AND c.search_vector @@ candidates AND c.organization_id = organization
+              AND (sources IS NULL OR c.source_id = ANY(sources))"""
 # The search itself (organizations/search_postgres.py explains the sets). PL/pgSQL, so that the
 # plans of its statements are made once per connection and reused (generic plans: the values
 # differ, the shape never does). No JIT and no parallel workers: the planner cannot know how
 # many chunks a computed query matches and estimates thousands per set, enough to compile the
 # plan (100 ms and more) or to start workers for each set (10 ms and more) for a search that
 # takes a few. ROWS: at most a page, so the caller joins the rows by primary key.
-_SEARCH_SET_ROWS = f"""
-            FROM organizations_sourcechunk AS c
-            WHERE {KEYS_FUNCTION}(c.organization_id, c.search_vector) @@ {QUERY_FUNCTION}(organization, candidates)
-              AND c.search_vector @@ candidates AND c.organization_id = organization
-              AND (sources IS NULL OR c.source_id = ANY(sources))"""
-_SEARCH_FUNCTION_SQL = f"""
-CREATE FUNCTION {SEARCH_FUNCTION}(organization uuid, query text, page integer, sources uuid[])
+_SEARCH_FUNCTION_SQL = """
+CREATE FUNCTION {search}(organization uuid, query text, page integer, sources uuid[])
 RETURNS TABLE (chunk_id bigint, chunk_source uuid, chunk_index integer, chunk_score numeric)
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE ROWS 10
 SET jit = off SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_generic_plan
@@ -188,7 +207,7 @@ BEGIN
     IF regexp_replace(words::text, '''(?:[^'']|'''')*''', '', 'g') ~ '^[ &]*$' THEN
         lexemes := ARRAY(SELECT found_lexeme[1]
                          FROM regexp_matches(words::text, '''((?:[^'']|'''')+)''', 'g') AS found_lexeme);
-        FOREACH tier IN ARRAY {_TIERS_DESCENDING} LOOP
+        FOREACH tier IN ARRAY {tiers} LOOP
             sets := sets || array_to_string(
                 ARRAY(SELECT '''' || lexeme || ' ' || tier || '''' FROM unnest(lexemes) AS lexeme), ' & ')::tsquery;
         END LOOP;
@@ -206,22 +225,29 @@ BEGIN
             -- One word, and fewer than a page of chunks hold it twice: its rank grows with its
             -- count alone, so the page is those chunks and then the chunks that hold it once,
             -- whose ranks are equal, in (source id, chunk index) order. Only the page is ranked.
+            -- The keys of a plain word are exact: no row needs its vector checked.
             twice := ('''' || lexemes[1] || ' 2''')::tsquery;
-            SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx), array_agg(ranked.score)
-            INTO ids, chunk_sources, indexes, scores
-            FROM (SELECT page_rows.id, page_rows.source_id, page_rows.idx,
-                         round(ts_rank_cd(page_rows.search_vector, words)::numeric, 6) AS score
-                  FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx,
-                               c.search_vector{_SEARCH_SET_ROWS}
-                        ORDER BY c.search_vector @@ twice DESC, c.source_id, c."index"
-                        LIMIT page) AS page_rows
-                  ORDER BY score DESC, page_rows.source_id, page_rows.idx) AS ranked;
+            FOREACH candidates IN ARRAY {page_steps} LOOP
+                SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx),
+                       array_agg(ranked.score)
+                INTO ids, chunk_sources, indexes, scores
+                FROM (SELECT page_rows.id, page_rows.source_id, page_rows.idx,
+                             round(ts_rank_cd(page_rows.search_vector, words)::numeric, 6) AS score
+                      FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx, c.search_vector
+                            FROM organizations_sourcechunk AS c
+                            WHERE {keys} @@ {query}(organization, candidates) AND c.organization_id = organization
+                              AND (sources IS NULL OR c.source_id = ANY(sources))
+                            ORDER BY c.search_vector @@ twice DESC, c.source_id, c."index"
+                            LIMIT page) AS page_rows
+                      ORDER BY score DESC, page_rows.source_id, page_rows.idx) AS ranked;
+                EXIT WHEN coalesce(cardinality(ids), 0) >= page;
+            END LOOP;
             EXIT;
         END IF;
         SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx), array_agg(ranked.score)
         INTO ids, chunk_sources, indexes, scores
         FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx,
-                     round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score{_SEARCH_SET_ROWS}
+                     round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score{rows}
               ORDER BY score DESC, c.source_id, c."index"
               LIMIT page) AS ranked;
         EXIT WHEN coalesce(cardinality(ids), 0) >= page;
@@ -230,8 +256,23 @@ BEGIN
 END
 $search$"""
 
+
+def _search_function_sql(version: int) -> str:
+    keys = _KEYS_CALL[version]
+    rows = _SEARCH_SET_ROWS.format(keys=keys, query=QUERY_FUNCTION)
+    return _SEARCH_FUNCTION_SQL.format(
+        search=SEARCH_FUNCTION,
+        tiers=_TIERS_DESCENDING,
+        page_steps=_PAGE_STEPS[version],
+        keys=keys,
+        query=QUERY_FUNCTION,
+        rows=rows,
+    )
+
+
 _ORGANIZATION_KEY = f"left(replace(organization::text, '-', ''), {ORGANIZATION_KEY})"
-_POSTGRES_V2_INSTALL = (
+# The column, the same in versions 2 to 4.
+_POSTGRES_VECTOR_INSTALL = (
     # Rows up to a page stay whole: ranking reads each candidate's vector, and a vector
     # moved out to the TOAST table costs an index lookup more per row (PostgreSQL docs,
     # "TOAST"). Set before the column is added, which rewrites every row.
@@ -244,12 +285,6 @@ _POSTGRES_V2_INSTALL = (
     f"FROM unnest(words) AS entry, unnest({_TIERS_ARRAY}) AS tier "
     "WHERE cardinality(entry.positions) >= tier)) "
     "FROM to_tsvector('english'::regconfig, body) AS words $$",
-    # The index's keys: every lexeme of the vector behind the organization's key, without
-    # positions, and the key alone, which a query of nothing but -words searches.
-    f"CREATE FUNCTION {KEYS_FUNCTION}(organization uuid, vector tsvector) RETURNS tsvector "
-    "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
-    "SELECT array_to_tsvector(ARRAY(SELECT key || lexeme FROM unnest(tsvector_to_array(vector)) AS lexeme) || key) "
-    f"FROM {_ORGANIZATION_KEY} AS key $$",
     # What to look up in the index for a query: its indexable part (querytree drops -words),
     # phrases as plain AND (the keys have no positions; the vector checks them after), each
     # lexeme behind the key. In a tsquery's text every lexeme is quoted, a quote inside one
@@ -263,29 +298,57 @@ _POSTGRES_V2_INSTALL = (
     f"FROM {_ORGANIZATION_KEY} AS key, querytree(query) AS indexable $$",
     "ALTER TABLE organizations_sourcechunk ADD COLUMN search_vector tsvector "
     f"GENERATED ALWAYS AS ({VECTOR_FUNCTION}(text)) STORED",
-    f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk "
-    f"USING GIN ({KEYS_FUNCTION}(organization_id, search_vector))",
-    _SEARCH_FUNCTION_SQL,
 )
-_POSTGRES_V2_UNINSTALL = (
-    f"DROP FUNCTION IF EXISTS {SEARCH_FUNCTION}(uuid, text, integer, uuid[])",
-    f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
+_POSTGRES_VECTOR_UNINSTALL = (
     "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
     f"DROP FUNCTION IF EXISTS {QUERY_FUNCTION}(uuid, tsquery)",
-    f"DROP FUNCTION IF EXISTS {KEYS_FUNCTION}(uuid, tsvector)",
     f"DROP FUNCTION IF EXISTS {VECTOR_FUNCTION}(text)",
     "ALTER TABLE organizations_sourcechunk RESET (toast_tuple_target)",
 )
+# The index's keys: every lexeme of the vector behind the organization's key, without
+# positions, and the key alone, which a query of nothing but -words searches; version 4
+# adds the key of the source's first hex digit.
+_KEYS_SOURCE = {2: "", 4: " || (key || ' ' || left(source::text, 1))"}
+_KEYS_ARGUMENTS = {2: "organization uuid, vector tsvector", 4: "organization uuid, source uuid, vector tsvector"}
+_KEYS_TYPES = {2: "uuid, tsvector", 4: "uuid, uuid, tsvector"}
+
+
+def _postgres_index_install(version: int) -> tuple[str, ...]:
+    return (
+        f"CREATE FUNCTION {KEYS_FUNCTION}({_KEYS_ARGUMENTS[version]}) RETURNS tsvector "
+        "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
+        "SELECT array_to_tsvector(ARRAY(SELECT key || lexeme FROM unnest(tsvector_to_array(vector)) AS lexeme) "
+        f"|| key{_KEYS_SOURCE[version]}) FROM {_ORGANIZATION_KEY} AS key $$",
+        f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk "
+        f"USING GIN ({KEYS_FUNCTION}({', '.join(_KEYS_COLUMNS[version])}))",
+        _search_function_sql(version),
+    )
+
+
+def _postgres_index_uninstall(version: int) -> tuple[str, ...]:
+    return (
+        f"DROP FUNCTION IF EXISTS {SEARCH_FUNCTION}(uuid, text, integer, uuid[])",
+        f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
+        f"DROP FUNCTION IF EXISTS {KEYS_FUNCTION}({_KEYS_TYPES[version]})",
+    )
+
 
 _INSTALL = {
     1: {"sqlite": _SQLITE_V1_INSTALL, "postgresql": _POSTGRES_V1_INSTALL},
-    2: {"sqlite": _SQLITE_V2_INSTALL, "postgresql": _POSTGRES_V2_INSTALL},
-    3: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_V2_INSTALL},
+    2: {"sqlite": _SQLITE_V2_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(2)},
+    3: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(2)},
+    4: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(4)},
 }
 _UNINSTALL = {
     1: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V1_UNINSTALL},
-    2: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V2_UNINSTALL},
-    3: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V2_UNINSTALL},
+    2: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(2) + _POSTGRES_VECTOR_UNINSTALL},
+    3: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(2) + _POSTGRES_VECTOR_UNINSTALL},
+    4: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(4) + _POSTGRES_VECTOR_UNINSTALL},
+}
+# Versions that differ in the PostgreSQL index only: the column (and every row) stays.
+_INDEX_CHANGES = {
+    (3, 4): {"postgresql": _postgres_index_uninstall(2) + _postgres_index_install(4)},
+    (4, 3): {"postgresql": _postgres_index_uninstall(4) + _postgres_index_install(2)},
 }
 
 
@@ -300,4 +363,11 @@ def uninstall_search_schema(db: BaseDatabaseWrapper, *, version: int = CURRENT_V
     """Drop the vendor's search structures of `version`."""
     with db.cursor() as cursor:
         for statement in _UNINSTALL[version].get(db.vendor, ()):
+            cursor.execute(statement)
+
+
+def change_search_index(db: BaseDatabaseWrapper, *, old: int, new: int) -> None:
+    """Replace the vendor's index structures of version `old` by those of `new`, which keep its column."""
+    with db.cursor() as cursor:
+        for statement in _INDEX_CHANGES[(old, new)].get(db.vendor, ()):
             cursor.execute(statement)

@@ -119,7 +119,9 @@ class SearchSchemaTests(TestCase):
                 cursor.execute(
                     "SELECT indexdef FROM pg_indexes WHERE indexname = 'organizations_sourcechunk_search_idx'"
                 )
-                self.assertIn("gin (organizations_search_keys(organization_id, search_vector))", cursor.fetchone()[0])
+                self.assertIn(
+                    "gin (organizations_search_keys(organization_id, source_id, search_vector))", cursor.fetchone()[0]
+                )
             else:
                 cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'organizations_sourcechunk_search'")
                 self.assertIn("organizations_search_keyed_text(organization_id, text)", cursor.fetchone()[0])

@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test import SimpleTestCase, TestCase, TransactionTestCase
 
-from organizations.models import Organization
+from organizations.models import Organization, Source, SourceChunk
 from organizations.search_schema import (
     FTS_TABLE,
     KEYS_FUNCTION,
@@ -135,6 +135,31 @@ class TermFrequencySetTests(TestCase):
         self.assertGreater(hits[0].score, hits[1].score)
         self.assertGreater(hits[1].score, hits[2].score)
 
+    def test_one_word_pages_agree_whether_the_first_sources_fill_them_or_not(self) -> None:
+        # PostgreSQL looks for the page first among the chunks that hold the word twice or whose
+        # source's id begins with 0, then among all matches; both must give the full ranking's page.
+        organization = make_organization()
+        twice, *once = self.many_sources(
+            organization,
+            ["The anvil rests by the anvil door now."] + [f"Entry {n} lists the anvil by the door." for n in range(40)],
+        )
+        first = [str(uuid.UUID(int=n)) for n in (1, 2, 3)]  # ids beginning with 0
+        later = [str(uuid.UUID(int=(n % 14 + 1) << 124 | n)) for n in range(len(once) - 3)]  # beginning with 1 to e
+        last = str(uuid.UUID("f" * 32))
+        self.give_ids({twice: last, **dict(zip(once, first + later, strict=True))})
+
+        def page(limit: int) -> list[str]:
+            return [hit.source_id for hit in search_chunks(organization, query="anvil", limit=limit)]
+
+        self.assertEqual(page(3), [last, *first[:2]])
+        self.assertEqual(page(6), [last, *first, *sorted(later)[:2]])
+
+    def give_ids(self, new_ids: dict[str, str]) -> None:
+        """Give sources (and their chunks) other ids; the foreign keys are checked at commit."""
+        for old, new in new_ids.items():
+            Source.objects.filter(id=old).update(id=new)
+            SourceChunk.objects.filter(source_id=old).update(source=new)
+
     def test_two_words_rank_the_chunks_that_hold_one_twice_among_many(self) -> None:
         organization = make_organization()
         ids = self.many_sources(
@@ -216,7 +241,7 @@ class TenantIsolationIndexTests(TestCase):
                 cursor.execute("SET LOCAL enable_seqscan = off")
                 cursor.execute(
                     f"EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM organizations_sourcechunk WHERE "
-                    f"{KEYS_FUNCTION}(organization_id, search_vector) "
+                    f"{KEYS_FUNCTION}(organization_id, source_id, search_vector) "
                     f"@@ {QUERY_FUNCTION}(%s, to_tsquery('english', %s))",
                     [organization.id, word],
                 )
@@ -241,10 +266,10 @@ class SearchFunctionSettingsTests(TestCase):
 
 
 class SearchIndexMigrationTests(TransactionTestCase):
-    """Migrations 0003 and 0005 build the new index over chunks that already exist."""
+    """Migrations 0003, 0005 and 0006 build the new index over chunks that already exist."""
 
     before = [("organizations", "0002_search_and_indexes")]
-    after = [("organizations", "0005_sqlite_words_keyed_by_organization")]
+    after = [("organizations", "0006_postgres_index_keys_source_digit")]
 
     def tearDown(self) -> None:
         MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
