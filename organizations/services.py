@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.models import AuditAction
@@ -33,6 +33,7 @@ from organizations.models import (
     SourceStatus,
 )
 from organizations.processing import normalise_text, split_into_chunks
+from organizations.search_schema import fold_pending_entries
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,7 @@ def process_source(source: Source) -> Source:
         source.status = SourceStatus.PROCESSED
         source.processed_at = timezone.now()
         source.save(update_fields=["text", "status", "processed_at", "updated_at"])
+    fold_pending_entries(connection)
     return source
 
 
@@ -346,6 +348,7 @@ def _create_new_sources(
         [row for source, (_, _, chunks) in zip(sources, new, strict=True) for row in _chunk_rows(source, chunks)],
         batch_size=2000,
     )
+    fold_pending_entries(connection)
     for source, (position, _, _) in zip(sources, new, strict=True):
         outcomes[position] = ImportOutcome(source=source, created=True, changed=True)
 

@@ -19,6 +19,7 @@ from organizations.search_schema import (
     KEYS_FUNCTION,
     QUERY_FUNCTION,
     SEARCH_FUNCTION,
+    SEARCH_INDEX,
     keyed_text,
     organization_word_key,
 )
@@ -263,6 +264,29 @@ class SearchFunctionSettingsTests(TestCase):
 
         self.assertIn("jit=off", settings)
         self.assertIn("max_parallel_workers_per_gather=0", settings)
+
+
+@skipUnless(connection.vendor == "postgresql", "the pending list is PostgreSQL's GIN index's")
+class PendingEntriesTests(TestCase):
+    """New chunks' index entries leave GIN's pending list, which every search would read whole."""
+
+    def pending_pages_left(self) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [SEARCH_INDEX])
+            return cursor.fetchone()[0]
+
+    def test_a_created_source_leaves_nothing_pending(self) -> None:
+        make_source(text="Lanolin keeps the hinges supple. " * 40)
+
+        self.assertEqual(self.pending_pages_left(), 0)
+
+    def test_an_import_leaves_nothing_pending(self) -> None:
+        documents = [
+            TextDocument(title=f"Note {n}", origin=f"n{n}.md", text=f"Borax note {n}. " * 80) for n in range(30)
+        ]
+        import_text_sources(organization=make_organization(), documents=documents)
+
+        self.assertEqual(self.pending_pages_left(), 0)
 
 
 class SearchIndexMigrationTests(TransactionTestCase):
