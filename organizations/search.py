@@ -25,14 +25,14 @@ computed for the returned rows only: plain text around the matches on one line
 "…" where text was cut.
 """
 
-import re
+import unicodedata
 import uuid
 from dataclasses import dataclass
 
 from django.db import connection
 
 from organizations.search_postgres import postgres_rows
-from organizations.search_schema import FTS_TABLE, organization_word_key
+from organizations.search_schema import FTS_TABLE, WORD, organization_word_key
 
 SNIPPET_START = "«"
 SNIPPET_STOP = "»"
@@ -49,7 +49,6 @@ ENGLISH_STOP_WORDS = frozenset(
     more most other some such no nor not only own same so than too very s t can will just don should now
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
-_TOKEN = re.compile(r"[^\W_]+")
 
 _POSTGRES_HEADLINE_OPTIONS = (
     f"StartSel={SNIPPET_START}, StopSel={SNIPPET_STOP}, MaxWords=18, MinWords=8, "
@@ -71,7 +70,7 @@ def fts5_match_expression(query: str, *, key: str = "") -> str:
 
     Returns "" when the query has no searchable word (then nothing matches).
     """
-    tokens = [token for token in _TOKEN.findall(query.lower()) if token not in ENGLISH_STOP_WORDS]
+    tokens = [token for token in WORD.findall(query.lower()) if token not in ENGLISH_STOP_WORDS]
     return " AND ".join(f'"{key}{token}"' for token in dict.fromkeys(tokens))
 
 
@@ -81,6 +80,7 @@ def search_chunk_rows(
     """One query: the best `limit` chunks of processed sources of one organization."""
     if source_ids is not None and not source_ids:
         return []
+    query = unicodedata.normalize("NFC", query)  # as the indexed text is (organizations/processing.py)
     if connection.vendor == "postgresql":
         rows = _postgres_rows(organization_id, query, source_ids, limit)
     elif connection.vendor == "sqlite":
@@ -142,7 +142,7 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
 def _postgres_rows(
     organization_id: uuid.UUID, query: str, source_ids: list[uuid.UUID] | None, limit: int
 ) -> list[tuple]:
-    if not _TOKEN.search(query):
+    if not WORD.search(query):
         return []
     return postgres_rows(
         organization_id=organization_id,

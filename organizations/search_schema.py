@@ -71,10 +71,14 @@ def organization_word_key(organization_hex: str) -> str:
     return f"{int(organization_hex[:ORGANIZATION_KEY], 16):015d}"
 
 
-# Where a word begins, as FTS5's unicode61 tokenizer cuts words: a letter or digit after
-# anything that is neither (nor a combining mark). A fixed replacement at these empty matches
-# runs in C, without a Python call per word.
-_WORD_START = re.compile(r"(?<![^\W_]|[\u0300-\u036f])(?=[^\W_])")
+# Words as FTS5's unicode61 tokenizer cuts them: a letter or digit after anything that is
+# neither (nor a combining mark), then letters, digits and combining marks.
+_LETTER, _MARK = r"[^\W_]", r"[\u0300-\u036f]"
+# Where each begins: a fixed replacement at these empty matches runs in C, without a Python
+# call per word.
+_WORD_START = re.compile(rf"(?<!{_LETTER}|{_MARK})(?={_LETTER})")
+# The words of a query, cut as the index cuts the text (organizations/search.py).
+WORD = re.compile(rf"(?<!{_LETTER}|{_MARK}){_LETTER}(?:{_LETTER}|{_MARK})*")
 
 
 def keyed_text(organization_hex: str | None, text: str | None) -> str | None:

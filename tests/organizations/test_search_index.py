@@ -20,6 +20,7 @@ from organizations.search_schema import (
     QUERY_FUNCTION,
     SEARCH_FUNCTION,
     SEARCH_INDEX,
+    WORD,
     keyed_text,
     organization_word_key,
 )
@@ -75,6 +76,19 @@ class FixedCorpusTests(TestCase):
     def test_a_number_after_a_word_is_a_word_to_find_not_a_frequency(self) -> None:
         # The PostgreSQL index holds 'forklift 2' for a chunk with forklift twice; no query reaches it.
         self.assertEqual(self.titles("forklift 2"), [])
+
+
+class UnicodeQueryTests(TestCase):
+    def test_a_decomposed_query_finds_the_composed_text(self) -> None:
+        # Text is stored in NFC; a client may send the same word decomposed (e + U+0301).
+        organization = make_organization()
+        make_source(organization=organization, title="Hiring", text="Every résumé is read twice before a call.")
+        for filler in FILLERS:
+            make_source(organization=organization, text=filler)
+
+        for query in ("résumé", "re\u0301sume\u0301 twice"):
+            with self.subTest(query=ascii(query)):
+                self.assertEqual([hit.source_title for hit in search_chunks(organization, query=query)], ["Hiring"])
 
 
 class TieOrderingTests(TestCase):
@@ -339,3 +353,9 @@ class KeyedTextTests(SimpleTestCase):
         self.assertEqual(key, f"{0x6AB6F427ECC0:015d}")
         self.assertEqual(text, f"{key}Café {key}re\u0301sume\u0301, {key}foo_{key}bar {key}x²y {key}42.")
         self.assertIsNone(keyed_text(organization_hex, None))
+
+    def test_a_query_is_cut_into_the_words_the_index_keys(self) -> None:
+        text = "Café re\u0301sume\u0301, foo_bar x²y 42."
+
+        self.assertEqual(WORD.findall(text), ["Café", "re\u0301sume\u0301", "foo", "bar", "x²y", "42"])
+        self.assertEqual(keyed_text("0" * 32, text).count("0" * 15), len(WORD.findall(text)))
