@@ -46,6 +46,8 @@ import re
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from organizations import search_function_sql
+
 CURRENT_VERSION = 4
 FTS_TABLE = "organizations_sourcechunk_fts"
 FTS_CONTENT_VIEW = "organizations_sourcechunk_search"
@@ -167,104 +169,28 @@ _TIERS_DESCENDING = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQU
 # The sources whose ids begin with 0 come first in (source id, chunk index) order, so a word's
 # first chunks in that order are usually among that sixteenth of its matches.
 _FIRST_SOURCES = "''' 0'''::tsquery"
-_KEYS_COLUMNS = {2: ("organization_id", "search_vector"), 4: ("organization_id", "source_id", "search_vector")}
-_KEYS_CALL = {
-    version: f"{KEYS_FUNCTION}({', '.join('c.' + column for column in columns)})"
-    for version, columns in _KEYS_COLUMNS.items()
+# KEYS_FUNCTION's parameters by version: (name, type, the chunk column the index passes).
+_KEYS_PARAMETERS = {
+    2: (("organization", "uuid", "organization_id"), ("vector", "tsvector", "search_vector")),
+    4: (
+        ("organization", "uuid", "organization_id"),
+        ("source", "uuid", "source_id"),
+        ("vector", "tsvector", "search_vector"),
+    ),
 }
-# Where the single-word page is looked for, in turn (see below): all the word's matches (version
+_KEYS_CALL = {
+    version: f"{KEYS_FUNCTION}({', '.join('c.' + column for _, _, column in parameters)})"
+    for version, parameters in _KEYS_PARAMETERS.items()
+}
+# Where the single-word page is looked for, in turn (search_function_sql.py): all the word's matches (version
 # 2); first only those twice in a chunk or in the first sixteenth of the sources (version 4).
 _PAGE_STEPS = {2: "ARRAY[words]", 4: f"ARRAY[words && (twice || {_FIRST_SOURCES}), words]"}
-_SEARCH_SET_ROWS = """
-            FROM organizations_sourcechunk AS c
-            WHERE {keys} @@ {query}(organization, candidates)
-              AND c.search_vector @@ candidates AND c.organization_id = organization
-              AND (sources IS NULL OR c.source_id = ANY(sources))"""
-# The search itself (organizations/search_postgres.py explains the sets). PL/pgSQL, so that the
-# plans of its statements are made once per connection and reused (generic plans: the values
-# differ, the shape never does). No JIT and no parallel workers: the planner cannot know how
-# many chunks a computed query matches and estimates thousands per set, enough to compile the
-# plan (100 ms and more) or to start workers for each set (10 ms and more) for a search that
-# takes a few. ROWS: at most a page, so the caller joins the rows by primary key.
-_SEARCH_FUNCTION_SQL = """
-CREATE FUNCTION {search}(organization uuid, query text, page integer, sources uuid[])
-RETURNS TABLE (chunk_id bigint, chunk_source uuid, chunk_index integer, chunk_score numeric)
-LANGUAGE plpgsql STABLE PARALLEL UNSAFE ROWS 10
-SET jit = off SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_generic_plan
-AS $search$
-DECLARE
-    words tsquery := websearch_to_tsquery('english', query);
-    lexemes text[];
-    sets tsquery[] := ARRAY[]::tsquery[];
-    candidates tsquery;
-    twice tsquery;
-    tier integer;
-    ids bigint[];
-    chunk_sources uuid[];
-    indexes integer[];
-    scores numeric[];
-BEGIN
-    IF numnode(words) = 0 THEN
-        RETURN;
-    END IF;
-    -- Only a query of plain words (lexemes joined by &) has smaller sets than all its matches.
-    IF regexp_replace(words::text, '''(?:[^'']|'''')*''', '', 'g') ~ '^[ &]*$' THEN
-        lexemes := ARRAY(SELECT found_lexeme[1]
-                         FROM regexp_matches(words::text, '''((?:[^'']|'''')+)''', 'g') AS found_lexeme);
-        FOREACH tier IN ARRAY {tiers} LOOP
-            sets := sets || array_to_string(
-                ARRAY(SELECT '''' || lexeme || ' ' || tier || '''' FROM unnest(lexemes) AS lexeme), ' & ')::tsquery;
-        END LOOP;
-        IF cardinality(lexemes) > 1 THEN
-            sets := sets || (words && array_to_string(
-                ARRAY(SELECT '''' || lexeme || ' 2''' FROM unnest(lexemes) AS lexeme), ' | ')::tsquery);
-        END IF;
-    END IF;
-    sets := sets || words;
-    -- Rank each set in turn and keep the first that fills the page. A set that does not fill
-    -- it costs at most a page of rows; ranking it at once, instead of counting it first and
-    -- ranking it after, reads the chosen set's index entries once.
-    FOREACH candidates IN ARRAY sets LOOP
-        IF candidates = words AND cardinality(lexemes) = 1 THEN
-            -- One word, and fewer than a page of chunks hold it twice: its rank grows with its
-            -- count alone, so the page is those chunks and then the chunks that hold it once,
-            -- whose ranks are equal, in (source id, chunk index) order. Only the page is ranked.
-            -- The keys of a plain word are exact: no row needs its vector checked.
-            twice := ('''' || lexemes[1] || ' 2''')::tsquery;
-            FOREACH candidates IN ARRAY {page_steps} LOOP
-                SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx),
-                       array_agg(ranked.score)
-                INTO ids, chunk_sources, indexes, scores
-                FROM (SELECT page_rows.id, page_rows.source_id, page_rows.idx,
-                             round(ts_rank_cd(page_rows.search_vector, words)::numeric, 6) AS score
-                      FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx, c.search_vector
-                            FROM organizations_sourcechunk AS c
-                            WHERE {keys} @@ {query}(organization, candidates) AND c.organization_id = organization
-                              AND (sources IS NULL OR c.source_id = ANY(sources))
-                            ORDER BY c.search_vector @@ twice DESC, c.source_id, c."index"
-                            LIMIT page) AS page_rows
-                      ORDER BY score DESC, page_rows.source_id, page_rows.idx) AS ranked;
-                EXIT WHEN coalesce(cardinality(ids), 0) >= page;
-            END LOOP;
-            EXIT;
-        END IF;
-        SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx), array_agg(ranked.score)
-        INTO ids, chunk_sources, indexes, scores
-        FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx,
-                     round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score{rows}
-              ORDER BY score DESC, c.source_id, c."index"
-              LIMIT page) AS ranked;
-        EXIT WHEN coalesce(cardinality(ids), 0) >= page;
-    END LOOP;
-    RETURN QUERY SELECT * FROM unnest(ids, chunk_sources, indexes, scores);
-END
-$search$"""
 
 
 def _search_function_sql(version: int) -> str:
     keys = _KEYS_CALL[version]
-    rows = _SEARCH_SET_ROWS.format(keys=keys, query=QUERY_FUNCTION)
-    return _SEARCH_FUNCTION_SQL.format(
+    rows = search_function_sql.SET_ROWS.format(keys=keys, query=QUERY_FUNCTION)
+    return search_function_sql.FUNCTION.format(
         search=SEARCH_FUNCTION,
         tiers=_TIERS_DESCENDING,
         page_steps=_PAGE_STEPS[version],
@@ -313,18 +239,18 @@ _POSTGRES_VECTOR_UNINSTALL = (
 # positions, and the key alone, which a query of nothing but -words searches; version 4
 # adds the key of the source's first hex digit.
 _KEYS_SOURCE = {2: "", 4: " || (key || ' ' || left(source::text, 1))"}
-_KEYS_ARGUMENTS = {2: "organization uuid, vector tsvector", 4: "organization uuid, source uuid, vector tsvector"}
-_KEYS_TYPES = {2: "uuid, tsvector", 4: "uuid, uuid, tsvector"}
 
 
 def _postgres_index_install(version: int) -> tuple[str, ...]:
+    parameters = _KEYS_PARAMETERS[version]
     return (
-        f"CREATE FUNCTION {KEYS_FUNCTION}({_KEYS_ARGUMENTS[version]}) RETURNS tsvector "
+        f"CREATE FUNCTION {KEYS_FUNCTION}({', '.join(f'{name} {kind}' for name, kind, _ in parameters)}) "
+        "RETURNS tsvector "
         "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
         "SELECT array_to_tsvector(ARRAY(SELECT key || lexeme FROM unnest(tsvector_to_array(vector)) AS lexeme) "
         f"|| key{_KEYS_SOURCE[version]}) FROM {_ORGANIZATION_KEY} AS key $$",
         f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk "
-        f"USING GIN ({KEYS_FUNCTION}({', '.join(_KEYS_COLUMNS[version])}))",
+        f"USING GIN ({KEYS_FUNCTION}({', '.join(column for _, _, column in parameters)}))",
         _search_function_sql(version),
     )
 
@@ -333,7 +259,7 @@ def _postgres_index_uninstall(version: int) -> tuple[str, ...]:
     return (
         f"DROP FUNCTION IF EXISTS {SEARCH_FUNCTION}(uuid, text, integer, uuid[])",
         f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
-        f"DROP FUNCTION IF EXISTS {KEYS_FUNCTION}({_KEYS_TYPES[version]})",
+        f"DROP FUNCTION IF EXISTS {KEYS_FUNCTION}({', '.join(kind for _, kind, _ in _KEYS_PARAMETERS[version])})",
     )
 
 
@@ -349,10 +275,10 @@ _UNINSTALL = {
     3: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(2) + _POSTGRES_VECTOR_UNINSTALL},
     4: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(4) + _POSTGRES_VECTOR_UNINSTALL},
 }
-# Versions that differ in the PostgreSQL index only: the column (and every row) stays.
+# Versions whose PostgreSQL structures differ in the index only: the column (and every row) stays.
 _INDEX_CHANGES = {
-    (3, 4): {"postgresql": _postgres_index_uninstall(2) + _postgres_index_install(4)},
-    (4, 3): {"postgresql": _postgres_index_uninstall(4) + _postgres_index_install(2)},
+    (3, 4): _postgres_index_uninstall(2) + _postgres_index_install(4),
+    (4, 3): _postgres_index_uninstall(4) + _postgres_index_install(2),
 }
 
 
@@ -370,11 +296,21 @@ def uninstall_search_schema(db: BaseDatabaseWrapper, *, version: int = CURRENT_V
             cursor.execute(statement)
 
 
-def change_search_index(db: BaseDatabaseWrapper, *, old: int, new: int) -> None:
-    """Replace the vendor's index structures of version `old` by those of `new`, which keep its column."""
-    with db.cursor() as cursor:
-        for statement in _INDEX_CHANGES[(old, new)].get(db.vendor, ()):
-            cursor.execute(statement)
+def change_search_schema(db: BaseDatabaseWrapper, *, old: int, new: int) -> None:
+    """Replace the vendor's search structures of version `old` by those of `new`.
+
+    Nothing happens where the two versions are the same for the vendor; where they
+    differ in PostgreSQL's index only, the column and its rows are kept.
+    """
+    if _INSTALL[old].get(db.vendor) == _INSTALL[new].get(db.vendor):
+        return
+    if db.vendor == "postgresql" and (old, new) in _INDEX_CHANGES:
+        with db.cursor() as cursor:
+            for statement in _INDEX_CHANGES[(old, new)]:
+                cursor.execute(statement)
+        return
+    uninstall_search_schema(db, version=old)
+    install_search_schema(db, version=new)
 
 
 def fold_pending_entries(db: BaseDatabaseWrapper) -> None:

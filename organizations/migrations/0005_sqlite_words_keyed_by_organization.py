@@ -8,16 +8,13 @@ PostgreSQL keeps version 2: nothing changes there.
 from django.db import migrations
 
 
-def _replace(old: int, new: int):
-    def replace(apps, schema_editor):
-        from organizations.search_schema import install_search_schema, uninstall_search_schema
+def _change(old: int, new: int):
+    def change(apps, schema_editor):
+        from organizations.search_schema import change_search_schema
 
-        if schema_editor.connection.vendor != "sqlite":
-            return
-        uninstall_search_schema(schema_editor.connection, version=old)
-        install_search_schema(schema_editor.connection, version=new)
+        change_search_schema(schema_editor.connection, old=old, new=new)
 
-    return replace
+    return change
 
 
 class Migration(migrations.Migration):
@@ -27,5 +24,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(_replace(2, 3), _replace(3, 2), elidable=False),
+        migrations.RunPython(_change(2, 3), _change(3, 2), elidable=False),
     ]

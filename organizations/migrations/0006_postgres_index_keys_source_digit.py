@@ -12,9 +12,9 @@ from django.db import migrations
 
 def _change(old: int, new: int):
     def change(apps, schema_editor):
-        from organizations.search_schema import change_search_index
+        from organizations.search_schema import change_search_schema
 
-        change_search_index(schema_editor.connection, old=old, new=new)
+        change_search_schema(schema_editor.connection, old=old, new=new)
 
     return change
 
