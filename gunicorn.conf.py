@@ -6,10 +6,10 @@ Every value comes from the environment with a default that suits a container:
 |---|---|
 | `GUNICORN_BIND` | `0.0.0.0:$PORT` (`PORT` defaults to 8000) |
 | `GUNICORN_WORKERS` | 2 × usable CPU cores + 1, at most 8 |
-| `GUNICORN_THREADS` | 2 (threads per worker) |
+| `GUNICORN_THREADS` | 1: sync workers (more than 1: gunicorn's threaded worker) |
 | `GUNICORN_TIMEOUT` | 30 seconds a request may take before its worker is restarted |
 | `GUNICORN_GRACEFUL_TIMEOUT` | 30 seconds to finish requests on stop or reload |
-| `GUNICORN_KEEPALIVE` | 5 seconds an idle proxy connection is kept |
+| `GUNICORN_KEEPALIVE` | 5 seconds an idle proxy connection is kept (threaded workers only) |
 | `GUNICORN_MAX_REQUESTS` | 0 (never recycle a worker) |
 | `GUNICORN_ACCESS_LOG` | off: the application logs every request itself; `true` adds gunicorn's to stdout |
 | `GUNICORN_LOG_LEVEL` | `info` (gunicorn's own messages, on stderr) |
@@ -55,7 +55,10 @@ wsgi_app = "operator_site.wsgi"
 
 bind = [os.environ.get("GUNICORN_BIND") or f"0.0.0.0:{_int('PORT', 8000)}"]
 workers = _int("GUNICORN_WORKERS", _default_workers())
-threads = _int("GUNICORN_THREADS", 2)
+# Sync workers by default: a request is short work on the CPU and the database, and
+# threads cost more CPU per request even over kept-alive proxy connections, while
+# two of them only double what a slow client must hold (docs/deploy.md#gunicorn-settings).
+threads = _int("GUNICORN_THREADS", 1)
 worker_class = "gthread" if threads > 1 else "sync"
 timeout = _int("GUNICORN_TIMEOUT", 30)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
