@@ -29,7 +29,8 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 from django.utils import timezone
 
@@ -74,7 +75,8 @@ def record_tool_call(
         tool=tool,
         duration_ms=duration_ms,
     )
-    _insert(values, asynchronous=not connection.in_atomic_block and _binds_on_client())
+    db = connections[DEFAULT_DB_ALIAS]
+    _insert(db, values, asynchronous=not db.in_atomic_block and _binds_on_client(db))
 
 
 def record_event(
@@ -99,7 +101,7 @@ def record_event(
         actor_id=actor_id,
         detail=detail,
     )
-    _insert(values, asynchronous=False)
+    _insert(connections[DEFAULT_DB_ALIAS], values, asynchronous=False)
 
 
 def _row(
@@ -132,24 +134,26 @@ def _row(
     )
 
 
-def _insert(values: tuple[Any, ...], *, asynchronous: bool) -> None:
-    sql, fields = _insert_statement(connection.vendor, asynchronous=asynchronous)
-    params = [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
-    with connection.cursor() as cursor:
+def _insert(db: BaseDatabaseWrapper, values: tuple[Any, ...], *, asynchronous: bool) -> None:
+    # `db` is the wrapper itself, not the `connection` proxy: every field's adaptation reads
+    # the backend's ops and features, and each read through the proxy is a thread-local lookup.
+    sql, fields = _insert_statement(db.vendor, asynchronous=asynchronous)
+    params = [field.get_db_prep_save(value, db) for field, value in zip(fields, values, strict=True)]
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
 
 
-def _binds_on_client() -> bool:
+def _binds_on_client(db: BaseDatabaseWrapper) -> bool:
     # Two statements in one execute() need client-side binding: Django's default with
     # psycopg, unless OPTIONS asks for server-side binding.
-    return connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get("server_side_binding")
+    return db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding")
 
 
 @functools.cache
 def _insert_statement(vendor: str, *, asynchronous: bool) -> tuple[str, tuple[Field, ...]]:
     meta = AuditEvent._meta
     fields = tuple(meta.get_field(name) for name in _COLUMNS)
-    quote = connection.ops.quote_name
+    quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
     columns = ", ".join(quote(field.column) for field in fields)
     placeholders = ", ".join(["%s"] * len(fields))
     # Identifiers from the model, quoted by the backend; values are parameters.

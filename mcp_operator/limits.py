@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterator
 
 import redis
-from django.core.cache import BaseCache, cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, BaseCache, cache, caches
 
 from operator_core import rate_limits
 from operator_core.conf import operator_settings
@@ -134,13 +134,14 @@ def _lease(*, user_id: object, organization_id: object, tool_name: str, count: b
     now_ms = _now_ms()
     deadline_ms = now_ms + conf.tool_lease_seconds * 1000
     client = default_redis_client()
-    store: BaseCache = cache
+    # The backend itself, looked up once: every use of the `cache` proxy is a lookup of its own.
+    store: BaseCache = caches[DEFAULT_CACHE_ALIAS]
     counted: WindowCount | None = None
     taken = 0
     if client is not None:
         try:
             calls, ends_ms, taken = _admit_script(client)(
-                keys=[cache.make_key(limiter.cache_key(rate_key)), cache.make_key(key)],
+                keys=[store.make_key(limiter.cache_key(rate_key)), store.make_key(key)],
                 args=[
                     now_ms,
                     RATE_WINDOW_SECONDS * 1000,
@@ -192,7 +193,7 @@ def _take_lease_locally(store: BaseCache, key: str, lease_id: str, now_ms: int, 
 def _give_back(store: BaseCache, key: str, lease_id: str, client: redis.Redis | None) -> None:
     if client is not None:
         try:
-            client.zrem(cache.make_key(key), lease_id)
+            client.zrem(store.make_key(key), lease_id)
         except REDIS_OUTAGES:
             # The call itself succeeded; its lease lapses at its deadline instead.
             logger.warning("redis unavailable: a lease of %s lapses at its deadline", RATE_GROUP)

@@ -26,12 +26,14 @@ SQL text is written with `%s` placeholders only: values are always bound.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Field
 
@@ -64,34 +66,36 @@ def contains_param(text: str) -> str:
 
 def fetch(sql: str, params: Sequence[object], *, fields: Sequence[Field | None] | None = None) -> list[tuple]:
     """Run one SELECT and return its rows; with `fields`, column i converted as the ORM converts `fields[i]`."""
-    with _cursor() as cursor:
+    # The wrapper is looked up once: each `connection.x` is a thread-local lookup of its own.
+    db = connections[DEFAULT_DB_ALIAS]
+    with _cursor(db) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if fields is None or not rows:
         return rows
-    convert = row_converter(fields)
+    convert = _converter(db, tuple(fields))
     return [convert(row) for row in rows]
 
 
-def _cursor() -> CursorWrapper:
+def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
     """Django's cursor; on PostgreSQL with prepared statements on, one that binds on the server.
 
     That cursor is Django's own server-binding class on the same psycopg
     connection, so it shares the adapters Django set up when it connected
     (time zone included), and it is wrapped as `connection.cursor()` wraps one.
     """
-    if connection.vendor != "postgresql":
-        return connection.cursor()
-    connection.ensure_connection()
-    if connection.connection.prepare_threshold is None:
-        return connection.cursor()
+    if db.vendor != "postgresql":
+        return db.cursor()
+    db.ensure_connection()
+    if db.connection.prepare_threshold is None:
+        return db.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor  # psycopg is there: PostgreSQL runs
 
-    connection.validate_thread_sharing()
-    with connection.wrap_database_errors:
-        cursor = ServerBindingCursor(connection.connection)
+    db.validate_thread_sharing()
+    with db.wrap_database_errors:
+        cursor = ServerBindingCursor(db.connection)
     # Counted and logged like connection.cursor()'s (assertNumQueries forces the debug wrapper).
-    return connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
+    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)
 
 
 def row_converter(fields: Sequence[Field | None]) -> Callable[[Sequence[Any]], tuple]:
@@ -100,16 +104,22 @@ def row_converter(fields: Sequence[Field | None]) -> Callable[[Sequence[Any]], t
     None in `fields` keeps the column as the driver returned it (counts, lengths,
     text). Where the backend converts nothing (PostgreSQL), rows pass as they are.
     """
+    return _converter(connections[DEFAULT_DB_ALIAS], tuple(fields))
+
+
+# Built once per (connection wrapper, columns): finding a field's converters costs more than
+# converting a row. Each thread has its own wrapper, and a process has few threads and reads.
+@functools.lru_cache(maxsize=128)
+def _converter(db: BaseDatabaseWrapper, fields: tuple[Field | None, ...]) -> Callable[[Sequence[Any]], tuple]:
     converters = []
     for index, field in enumerate(fields):
         if field is None:
             continue
         column = field.cached_col
-        for convert in [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]:
+        for convert in [*db.ops.get_db_converters(column), *field.get_db_converters(db)]:
             converters.append((index, column, convert))
     if not converters:
         return tuple
-    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself, as the ORM's compiler passes it
 
     def converted(row: Sequence[Any]) -> tuple:
         values = list(row)

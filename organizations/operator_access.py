@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
 
 from operator_core.sql import fetch, uuid_param
 from organizations.models import OPERATOR_ROLES, Membership, Organization
@@ -43,7 +43,7 @@ def operator_access_or_none(*, user_id: int, organization_id: str | uuid.UUID) -
     if found_id is None:
         return OperatorAccess(is_active=bool(is_active), organization=None)
     organization = Organization(id=Organization._meta.pk.to_python(found_id), slug=slug, name=name)
-    organization._state.adding, organization._state.db = False, connection.alias
+    organization._state.adding, organization._state.db = False, DEFAULT_DB_ALIAS  # where `fetch` read it
     return OperatorAccess(is_active=bool(is_active), organization=organization)
 
 
