@@ -13,7 +13,8 @@ Durability: an event written inside a transaction is exactly as durable as that
 transaction. A tool call's record is written outside any (a tool call only
 reads), and a commit that waits for the disk would cost more than the call
 itself (bench/README.md); on PostgreSQL, `record_tool_call` therefore commits
-it asynchronously (`synchronous_commit` off for that one statement): a crash of
+it asynchronously (`synchronous_commit` off for that one statement, which
+PostgreSQL keeps prepared like the tool calls' reads): a crash of
 the database server may lose the records of the last fraction of a second, and
 never leaves a partial one. The embedded SQLite runs WAL with
 `synchronous=NORMAL` (operator_site/settings/storage.py) to the same effect.
@@ -37,6 +38,7 @@ from django.utils import timezone
 from audit.models import OUTCOME_OK, AuditAction, AuditEvent
 from operator_core.conf import operator_settings
 from operator_core.request_log import current_request_id
+from operator_core.sql import execute
 
 # The columns of one INSERT, in the order of `_row`.
 _COLUMNS = (
@@ -76,7 +78,7 @@ def record_tool_call(
         duration_ms=duration_ms,
     )
     db = connections[DEFAULT_DB_ALIAS]
-    _insert(db, values, asynchronous=not db.in_atomic_block and _binds_on_client(db))
+    _insert(db, values, asynchronous=not db.in_atomic_block and db.vendor == "postgresql")
 
 
 def record_event(
@@ -135,18 +137,11 @@ def _row(
 
 
 def _insert(db: BaseDatabaseWrapper, values: tuple[Any, ...], *, asynchronous: bool) -> None:
+    sql, fields = _insert_statement(db.vendor, asynchronous=asynchronous)
     # `db` is the wrapper itself, not the `connection` proxy: every field's adaptation reads
     # the backend's ops and features, and each read through the proxy is a thread-local lookup.
-    sql, fields = _insert_statement(db.vendor, asynchronous=asynchronous)
-    params = [field.get_db_prep_save(value, db) for field, value in zip(fields, values, strict=True)]
-    with db.cursor() as cursor:
-        cursor.execute(sql, params)
-
-
-def _binds_on_client(db: BaseDatabaseWrapper) -> bool:
-    # Two statements in one execute() need client-side binding: Django's default with
-    # psycopg, unless OPTIONS asks for server-side binding.
-    return db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding")
+    # One statement, so that PostgreSQL keeps it prepared like the tool calls' reads.
+    execute(sql, [field.get_db_prep_save(value, db) for field, value in zip(fields, values, strict=True)])
 
 
 @functools.cache
@@ -157,9 +152,14 @@ def _insert_statement(vendor: str, *, asynchronous: bool) -> tuple[str, tuple[Fi
     columns = ", ".join(quote(field.column) for field in fields)
     placeholders = ", ".join(["%s"] * len(fields))
     # Identifiers from the model, quoted by the backend; values are parameters.
-    insert = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})"  # noqa: S608
-    # Both statements run in one implicit transaction, so SET LOCAL ends with it.
-    return (f"SET LOCAL synchronous_commit TO OFF; {insert}" if asynchronous else insert), fields
+    table = quote(meta.db_table)
+    if asynchronous:
+        # set_config(..., true) holds until the statement's own transaction ends, so that
+        # transaction's commit does not wait for the WAL flush (what SET LOCAL would do, in
+        # one statement). INSERT ... SELECT types each parameter by its column.
+        durability = "(SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit"
+        return f"INSERT INTO {table} ({columns}) SELECT {placeholders} FROM {durability}", fields  # noqa: S608
+    return f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", fields  # noqa: S608
 
 
 def purge_audit_events(*, now: datetime) -> int:

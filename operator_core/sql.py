@@ -2,7 +2,8 @@
 
 The reads of a tool call are few and fixed in shape, and building and compiling
 them through the ORM cost more than running them (docs/development/performance.md).
-The selectors that serve tool calls write their SQL by hand instead, and this
+The selectors that serve tool calls write their SQL by hand instead (and
+the audit trail its INSERT, through `execute`), and this
 module keeps that SQL the same on SQLite and PostgreSQL, and its answers the
 same as the ORM's:
 
@@ -75,6 +76,12 @@ def fetch(sql: str, params: Sequence[object], *, fields: Sequence[Field | None] 
         return rows
     convert = _converter(db, tuple(fields))
     return [convert(row) for row in rows]
+
+
+def execute(sql: str, params: Sequence[object]) -> None:
+    """Run one statement that returns no rows, bound like `fetch`'s reads: prepared on PostgreSQL."""
+    with _cursor(connections[DEFAULT_DB_ALIAS]) as cursor:
+        cursor.execute(sql, params)
 
 
 def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:

@@ -43,9 +43,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.env
 ):
     # The tool calls' reads run as server-side prepared statements (operator_core/sql.py):
     # PostgreSQL then skips parsing and planning them, which cost it more than running them.
-    # Only those reads bind on the server; the ORM's queries never prepare. A pooler in
-    # transaction mode that cannot keep prepared statements (PgBouncer before 1.21, or
-    # without max_prepared_statements) needs DATABASE_PREPARED_STATEMENTS=false.
+    # Only those reads and the audit trail's INSERT bind on the server; the ORM's queries never
+    # prepare. A pooler in transaction mode that cannot keep prepared statements (PgBouncer
+    # before 1.21, or without max_prepared_statements) needs DATABASE_PREPARED_STATEMENTS=false.
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = PREPARE_THRESHOLD
 
 REDIS_URL = env.env_str("REDIS_URL", "")

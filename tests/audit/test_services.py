@@ -1,5 +1,6 @@
 """The audit trail's writes: one row per event, append-only, pruned by age."""
 
+import unittest
 from datetime import timedelta
 
 from django.conf import settings
@@ -70,6 +71,35 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
             with connection.cursor() as cursor:
                 cursor.execute("SELECT current_setting('synchronous_commit')")
                 self.assertEqual(cursor.fetchone()[0], "on")
+
+    @unittest.skipUnless(connection.vendor == "postgresql", "synchronous_commit is PostgreSQL's")
+    def test_a_tool_calls_insert_commits_without_waiting_for_the_disk_and_an_events_does(self) -> None:
+        # A trigger notes the setting each INSERT runs under: the one its commit obeys.
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE TEMPORARY TABLE durability_probe (setting text)")
+            cursor.execute(
+                "CREATE FUNCTION pg_temp.note_durability() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                "INSERT INTO durability_probe VALUES (current_setting('synchronous_commit')); RETURN NEW; END $$"
+            )
+            cursor.execute(
+                "CREATE TRIGGER durability_probe AFTER INSERT ON audit_auditevent "
+                "FOR EACH ROW EXECUTE FUNCTION pg_temp.note_durability()"
+            )
+        self.addCleanup(self._drop_probe)
+
+        record_tool_call(
+            person_id=1, organization_id=None, client_id="c", tool="list_modules", outcome=OUTCOME_OK, duration_ms=1.0
+        )
+        record_event(AuditAction.CLAIM_START)
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT setting FROM durability_probe")
+            self.assertEqual([setting for (setting,) in cursor.fetchall()], ["off", "on"])
+
+    def _drop_probe(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER durability_probe ON audit_auditevent")
+            cursor.execute("DROP TABLE durability_probe")
 
 
 def _event_aged(days: float) -> AuditEvent:
