@@ -121,7 +121,10 @@ def check_http(*, http_method: str, content_type: str, declared_length: str | No
 def route_message(
     body: bytes, *, headers: Mapping[str, str], served_versions: list[str], max_bytes: int, connecting_url: str
 ) -> Route | Rejection:
-    """Parse the body and check revision and routing headers; `headers` are the raw request headers.
+    """Parse the body and check revision and routing headers.
+
+    `headers` maps each MCP header the request sent, by the name this module
+    spells it (`HEADER_MCP_METHOD`, ...), to its raw value.
 
     `connecting_url` is the page a person is sent to when their client speaks another revision.
     """

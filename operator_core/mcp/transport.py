@@ -43,6 +43,8 @@ from operator_core.conf import operator_settings
 from operator_core.errors import OperatorError
 from operator_core.mcp.envelope import (
     ALLOWED_HTTP_METHODS,
+    HEADER_MCP_METHOD,
+    HEADER_MCP_NAME,
     HEADER_PROTOCOL_VERSION,
     META_SERVER_INFO,
     METHOD_DISCOVER,
@@ -169,7 +171,8 @@ class McpEndpoint:
         """Answer one HTTP exchange, in the order of docs/transport.md."""
         if request.method == "OPTIONS":
             return _finish(HttpResponse(status=204, headers={"Allow": ALLOWED_HTTP_METHODS}))
-        version = decode_header_value(request.headers.get(HEADER_PROTOCOL_VERSION))
+        headers = _envelope_headers(request)
+        version = decode_header_value(headers.get(HEADER_PROTOCOL_VERSION))
         request_id: Any = None
         mcp_method = request.method
         # Authentication passed: the exchange reached the server, so it gets version headers.
@@ -177,7 +180,7 @@ class McpEndpoint:
         try:
             principal = self.authenticate(request) if self.authenticate is not None else None
             reached = True
-            outcome = self._check(request)
+            outcome = self._check(request, headers)
             if isinstance(outcome, Rejection):
                 version = outcome.version or version
                 response = error_response(outcome.error)
@@ -198,7 +201,7 @@ class McpEndpoint:
             add_deprecation_headers(response, version)
         return _finish(response)
 
-    def _check(self, request: HttpRequest) -> Route | Rejection:
+    def _check(self, request: HttpRequest, headers: dict[str, str]) -> Route | Rejection:
         max_bytes = operator_settings().max_request_bytes
         rejection = check_http(
             http_method=request.method or "",
@@ -210,7 +213,7 @@ class McpEndpoint:
             return rejection
         return route_message(
             request.body,
-            headers=request.headers,
+            headers=headers,
             served_versions=served_versions(),
             max_bytes=max_bytes,
             connecting_url=f"{operator_settings().base_url}/docs/connecting",
@@ -302,6 +305,20 @@ class McpEndpoint:
         # capability list templates next to resources, and expect an empty list
         # rather than -32601 (MCP 2026-07-28, "Resources").
         return self._cacheable({"resourceTemplates": []})
+
+
+# The request headers the envelope checks (MCP 2026-07-28, "Transports"), by their WSGI names.
+_ENVELOPE_HEADERS = {
+    name: "HTTP_" + name.upper().replace("-", "_")
+    for name in (HEADER_MCP_METHOD, HEADER_MCP_NAME, HEADER_PROTOCOL_VERSION)
+}
+
+
+def _envelope_headers(request: HttpRequest) -> dict[str, str]:
+    """The MCP headers the request sent, read once from its environ, a plain dict: each
+    `request.headers.get` folds case and goes through Mapping's Python-level `get`."""
+    meta = request.META
+    return {name: meta[key] for name, key in _ENVELOPE_HEADERS.items() if key in meta}
 
 
 def _as_jsonrpc_error(failure: Exception, *, mcp_method: str | None, request_id: Any) -> JsonRpcError:
