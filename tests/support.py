@@ -29,9 +29,11 @@ from django.test import override_settings
 
 from operator_core import rate_limits
 
-SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
-MCP_SCHEMA_PATH = SHARED_DIR / "schemas" / "mcp-2026-07-28.schema.json"
-SERVER_CARD_SCHEMA_PATH = SHARED_DIR / "schemas" / "server-card.schema.json"
+# Copies of the published schemas, kept in the checkout so the suite stands
+# alone (tests/schemas/README.md says where each comes from).
+SCHEMAS_DIR = Path(__file__).resolve().parent / "schemas"
+MCP_SCHEMA_PATH = SCHEMAS_DIR / "mcp-2026-07-28.schema.json"
+SERVER_CARD_SCHEMA_PATH = SCHEMAS_DIR / "server-card.schema.json"
 CHROMIUM_PATH = shutil.which("chromium") or "/usr/bin/chromium"
 # Headless, and nothing the browser would fetch or start on its own.
 CHROMIUM_ARGS = [
