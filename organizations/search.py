@@ -8,8 +8,8 @@ the design and its measurements: docs/development/architecture.md#search.
   over the first of a few nested sets of matches, chosen by how often the
   words occur, that fills the page; snippets `ts_headline`.
 - SQLite: an FTS5 table over the chunk text with the organization's key
-  before every word (organizations/search_schema.py, version 3), kept in sync
-  by triggers; the query keys its words the same way, so FTS5 reads only that
+  before every word (organizations/search_schema.py, versions 3 and 5), kept
+  in sync by triggers; the query keys its words the same way, so FTS5 reads only that
   organization's entries and bm25's word statistics are its own. Tokenizer
   `porter unicode61`; ranking `bm25()` (negated, so higher is better). User
   input never reaches FTS5 syntax: it is reduced to word tokens, English stop
@@ -132,11 +132,8 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
     """  # noqa: S608 - only placeholders and constants are interpolated
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, limit, SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, expression])
-        rows = cursor.fetchall()
-    # The snippet is cut from the keyed text: take the keys out again.
-    return [
-        (source, title, index, (snippet or "").replace(key, ""), score) for source, title, index, snippet, score in rows
-    ]
+        # The snippet is cut from the chunk's plain text (search_schema.py, version 5).
+        return cursor.fetchall()
 
 
 def _postgres_rows(

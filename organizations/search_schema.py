@@ -38,6 +38,16 @@ Version 4, PostgreSQL (SQLite keeps version 3): the index also holds one key per
 chunk naming the first hex digit of its source's id, so that a single word's
 first chunks in (source id, chunk index) order are found among a sixteenth of its
 matches (organizations/search_postgres.py). The column is version 2's.
+
+Version 5, SQLite (PostgreSQL keeps version 4): the index is version 3's, but its
+content table is the chunk table itself, so FTS5 reads the plain text where it
+reads content at all: snippet() of the rows a search returns. Version 3 read them
+through the content view, which keyed each text again, a Python call per snippet
+(about 0.4 ms of a search on the demo data). A snippet is placed by word
+positions, and a key never adds a word (it is glued to the word it precedes; see
+`_NOT_UNICODE61_WORD`), so the plain text yields the same snippet without the
+keys. The index is filled from the keyed text by the triggers and at install;
+never `rebuild` it (that would index the plain text).
 """
 
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters
@@ -48,7 +58,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from organizations import search_function_sql
 
-CURRENT_VERSION = 4
+CURRENT_VERSION = 5
 FTS_TABLE = "organizations_sourcechunk_fts"
 FTS_CONTENT_VIEW = "organizations_sourcechunk_search"
 SEARCH_INDEX = "organizations_sourcechunk_search_idx"
@@ -73,9 +83,14 @@ def organization_word_key(organization_hex: str) -> str:
     return f"{int(organization_hex[:ORGANIZATION_KEY], 16):015d}"
 
 
+# Letters to Python that FTS5's unicode61 tokenizer (Unicode 6.1's tables) takes for
+# separators: New Tai Lue vowel signs and two Vedic signs. A key before one would be a
+# word of its own, so they are not letters here; tests/organizations/test_search_index.py
+# checks that unicode61 keeps every other letter and digit in a word.
+_NOT_UNICODE61_WORD = "\u19b0-\u19c0\u19c8\u19c9\u1cf2\u1cf3"
 # Words as FTS5's unicode61 tokenizer cuts them: a letter or digit after anything that is
 # neither (nor a combining mark), then letters, digits and combining marks.
-_LETTER, _MARK = r"[^\W_]", r"[\u0300-\u036f]"
+_LETTER, _MARK = rf"[^\W_{_NOT_UNICODE61_WORD}]", r"[\u0300-\u036f]"
 # Where each begins: a fixed replacement at these empty matches runs in C, without a Python
 # call per word.
 _WORD_START = re.compile(rf"(?<!{_LETTER}|{_MARK})(?={_LETTER})")
@@ -125,13 +140,8 @@ _SQLITE_V2_INSTALL = (
     f"VALUES (new.id, new.text, {_SQLITE_TOKEN.format(row='new')}); END",
     f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
 )
-# Version 3, SQLite: every word of the indexed text carries its organization's key.
-_SQLITE_V3_INSTALL = (
-    f"CREATE VIEW {FTS_CONTENT_VIEW} AS SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) AS text "
-    "FROM organizations_sourcechunk",
-    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
-    f"text, content='{FTS_CONTENT_VIEW}', content_rowid='id', "
-    "tokenize='porter unicode61 remove_diacritics 2')",
+# Version 3 on, SQLite: every word of the indexed text carries its organization's key.
+_SQLITE_KEYED_TRIGGERS = (
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
     f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, {KEYED_TEXT_FUNCTION}(new.organization_id, new.text)); "
     "END",
@@ -143,7 +153,24 @@ _SQLITE_V3_INSTALL = (
     f"VALUES ('delete', old.id, {KEYED_TEXT_FUNCTION}(old.organization_id, old.text)); "
     f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, {KEYED_TEXT_FUNCTION}(new.organization_id, new.text)); "
     "END",
+)
+_SQLITE_V3_INSTALL = (
+    f"CREATE VIEW {FTS_CONTENT_VIEW} AS SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) AS text "
+    "FROM organizations_sourcechunk",
+    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
+    f"text, content='{FTS_CONTENT_VIEW}', content_rowid='id', "
+    "tokenize='porter unicode61 remove_diacritics 2')",
+    *_SQLITE_KEYED_TRIGGERS,
     f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
+)
+# Version 5, SQLite: the same index and triggers, over the chunk table's own text.
+_SQLITE_V5_INSTALL = (
+    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
+    "text, content='organizations_sourcechunk', content_rowid='id', "
+    "tokenize='porter unicode61 remove_diacritics 2')",
+    *_SQLITE_KEYED_TRIGGERS,
+    f"INSERT INTO {FTS_TABLE}(rowid, text) "
+    f"SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) FROM organizations_sourcechunk",
 )
 _SQLITE_UNINSTALL = (
     f"DROP TRIGGER IF EXISTS {_SQLITE_TRIGGER_PREFIX}_insert",
@@ -268,12 +295,14 @@ _INSTALL = {
     2: {"sqlite": _SQLITE_V2_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(2)},
     3: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(2)},
     4: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(4)},
+    5: {"sqlite": _SQLITE_V5_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(4)},
 }
 _UNINSTALL = {
     1: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V1_UNINSTALL},
     2: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(2) + _POSTGRES_VECTOR_UNINSTALL},
     3: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(2) + _POSTGRES_VECTOR_UNINSTALL},
     4: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(4) + _POSTGRES_VECTOR_UNINSTALL},
+    5: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(4) + _POSTGRES_VECTOR_UNINSTALL},
 }
 # Versions whose PostgreSQL structures differ in the index only: the column (and every row) stays.
 _INDEX_CHANGES = {

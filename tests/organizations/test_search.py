@@ -123,5 +123,8 @@ class SearchSchemaTests(TestCase):
                     "gin (organizations_search_keys(organization_id, source_id, search_vector))", cursor.fetchone()[0]
                 )
             else:
-                cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'organizations_sourcechunk_search'")
-                self.assertIn("organizations_search_keyed_text(organization_id, text)", cursor.fetchone()[0])
+                # The index is written from the keyed text; FTS5 reads the chunk table's own (version 5).
+                cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'organizations_sourcechunk_fts_insert'")
+                self.assertIn("organizations_search_keyed_text(new.organization_id, new.text)", cursor.fetchone()[0])
+                cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'organizations_sourcechunk_fts'")
+                self.assertIn("content='organizations_sourcechunk'", cursor.fetchone()[0])

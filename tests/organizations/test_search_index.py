@@ -6,6 +6,8 @@ databases for a fixed corpus" is checked.
 """
 
 import json
+import sqlite3
+import sys
 import uuid
 from unittest import skipUnless
 
@@ -304,10 +306,10 @@ class PendingEntriesTests(TestCase):
 
 
 class SearchIndexMigrationTests(TransactionTestCase):
-    """Migrations 0003, 0005 and 0006 build the new index over chunks that already exist."""
+    """Migrations 0003, 0005, 0006 and 0007 build the new index over chunks that already exist."""
 
     before = [("organizations", "0002_search_and_indexes")]
-    after = [("organizations", "0006_postgres_index_keys_source_digit")]
+    after = [("organizations", "0007_sqlite_snippets_from_plain_text")]
 
     def tearDown(self) -> None:
         MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
@@ -332,6 +334,7 @@ class SearchIndexMigrationTests(TransactionTestCase):
 
         mine, theirs = (Organization.objects.get(slug=slug) for slug in ("a", "b"))
         self.assertEqual([hit.source_title for hit in search_chunks(mine, query="lanolin")], ["Old lanolin"])
+        self.assertIn("text about «lanolin» and «lanolin»", search_chunks(mine, query="lanolin")[0].snippet)
         self.assertEqual(search_chunks(mine, query="borax"), [])
         self.assertEqual([hit.source_title for hit in search_chunks(theirs, query="borax")], ["Old borax"])
         new_source = make_source(organization=mine, text="New text about lanolin.")
@@ -359,3 +362,31 @@ class KeyedTextTests(SimpleTestCase):
 
         self.assertEqual(WORD.findall(text), ["Café", "re\u0301sume\u0301", "foo", "bar", "x²y", "42"])
         self.assertEqual(keyed_text("0" * 32, text).count("0" * 15), len(WORD.findall(text)))
+
+    def test_every_letter_a_key_may_precede_is_a_word_to_unicode61(self) -> None:
+        # A key is glued to the word it precedes, so the keyed text has the plain text's
+        # words in the same places, and a snippet placed by the index fits the plain text.
+        characters = [chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code < 0xE000]
+        letters = [character for character in characters if WORD.fullmatch(character)]
+        index = sqlite3.connect(":memory:")
+        index.execute("CREATE VIRTUAL TABLE words USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')")
+        index.execute("CREATE VIRTUAL TABLE found USING fts5vocab(words, 'instance')")
+        index.executemany("INSERT INTO words(rowid, text) VALUES (?, ?)", enumerate(letters))
+
+        self.assertEqual(index.execute("SELECT count(*) FROM found").fetchone()[0], len(letters))
+        self.assertGreater(len(letters), 100_000)
+
+
+class SnippetTests(TestCase):
+    def test_the_snippet_marks_the_word_found_after_words_of_every_kind(self) -> None:
+        organization = make_organization()
+        text = (
+            "Intro: foo_bar x²y résumé 42 ᦰab 中文 co-op l'été "
+            f"{organization_word_key(organization.id.hex)} stays, then the zeppelin hangar."
+        )
+        make_source(organization=organization, title="Mixed", text=text)
+
+        (hit,) = search_chunks(organization, query="zeppelin")
+
+        self.assertIn("the «zeppelin» hangar", hit.snippet)
+        self.assertIn(organization_word_key(organization.id.hex), hit.snippet)
