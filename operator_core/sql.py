@@ -22,14 +22,14 @@ same as the ORM's:
   each one comes from (`fetch`, `row_converter`), so a row holds what
   `values()` would hold: `uuid.UUID`, aware `datetime`.
 
-SQL text is written with `%s` placeholders only: values are always bound.
+SQL text is written with `%s` (or `%(name)s`) placeholders only: values are always bound.
 """
 
 from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -65,8 +65,13 @@ def contains_param(text: str) -> str:
     return f"%{connection.ops.prep_for_like_query(text)}%"
 
 
-def fetch(sql: str, params: Sequence[object], *, fields: Sequence[Field | None] | None = None) -> list[tuple]:
-    """Run one SELECT and return its rows; with `fields`, column i converted as the ORM converts `fields[i]`."""
+def fetch(
+    sql: str, params: Sequence[object] | Mapping[str, object], *, fields: Sequence[Field | None] | None = None
+) -> list[tuple]:
+    """Run one SELECT and return its rows; with `fields`, column i converted as the ORM converts `fields[i]`.
+
+    `params` bind `%s` placeholders in order, or `%(name)s` placeholders by name.
+    """
     # The wrapper is looked up once: each `connection.x` is a thread-local lookup of its own.
     db = connections[DEFAULT_DB_ALIAS]
     with _cursor(db) as cursor:

@@ -8,7 +8,8 @@ from django.test import TestCase
 from operator_core.sql import fetch
 from operator_site.settings.storage import PREPARE_THRESHOLD
 from organizations.models import Role
-from tests.factories import make_membership
+from organizations.search_schema import SEARCH_FUNCTION
+from tests.factories import make_membership, make_source
 from tests.mcp_operator.base import OperatorEndpointTestCase
 
 PROBE = "SELECT %s + 1 AS probe"
@@ -57,6 +58,19 @@ class PreparedStatementTests(OperatorEndpointTestCase):
         self.assertEqual(len(new), 3, new)
         kinds = sorted(statement.split()[0] for statement in new)
         self.assertEqual(kinds, ["INSERT", "SELECT", "SELECT"], new)
+
+    def test_a_search_is_prepared_too(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+        make_source(organization=member.organization, text="Forklift drivers inspect the forklift each shift.")
+        before = set(prepared_statements())
+
+        for _ in range(PREPARE_THRESHOLD + 1):
+            self.assertEqual(len(self.call_tool(member, "search_knowledge", query="forklift").structured["results"]), 1)
+
+        new = set(prepared_statements()) - before
+        # the person's access, the search (its function, the titles, the snippets), the audit record
+        self.assertEqual(len(new), 3, new)
+        self.assertEqual(len([statement for statement in new if SEARCH_FUNCTION in statement]), 1, new)
 
     def test_nothing_is_prepared_when_prepared_statements_are_off(self) -> None:
         connection.ensure_connection()
