@@ -53,7 +53,9 @@ never `rebuild` it (that would index the plain text).
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters
 
 import re
+from typing import Any
 
+from django.db import migrations
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from organizations import search_function_sql
@@ -340,6 +342,18 @@ def change_search_schema(db: BaseDatabaseWrapper, *, old: int, new: int) -> None
         return
     uninstall_search_schema(db, version=old)
     install_search_schema(db, version=new)
+
+
+def search_schema_migration(*, old: int, new: int) -> migrations.RunPython:
+    """The migration operation that replaces version `old` by `new`, and `new` by `old` when reversed."""
+
+    def forward(apps: Any, schema_editor: Any) -> None:
+        change_search_schema(schema_editor.connection, old=old, new=new)
+
+    def backward(apps: Any, schema_editor: Any) -> None:
+        change_search_schema(schema_editor.connection, old=new, new=old)
+
+    return migrations.RunPython(forward, backward, elidable=False)
 
 
 def fold_pending_entries(db: BaseDatabaseWrapper) -> None:

@@ -9,14 +9,7 @@ SQLite keeps version 3: nothing changes there.
 
 from django.db import migrations
 
-
-def _change(old: int, new: int):
-    def change(apps, schema_editor):
-        from organizations.search_schema import change_search_schema
-
-        change_search_schema(schema_editor.connection, old=old, new=new)
-
-    return change
+from organizations.search_schema import search_schema_migration
 
 
 class Migration(migrations.Migration):
@@ -26,5 +19,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(_change(3, 4), _change(4, 3), elidable=False),
+        search_schema_migration(old=3, new=4),
     ]

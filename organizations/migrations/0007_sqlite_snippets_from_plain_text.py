@@ -7,14 +7,7 @@ PostgreSQL keeps version 4: nothing changes there.
 
 from django.db import migrations
 
-
-def _change(old: int, new: int):
-    def change(apps, schema_editor):
-        from organizations.search_schema import change_search_schema
-
-        change_search_schema(schema_editor.connection, old=old, new=new)
-
-    return change
+from organizations.search_schema import search_schema_migration
 
 
 class Migration(migrations.Migration):
@@ -24,5 +17,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(_change(4, 5), _change(5, 4), elidable=False),
+        search_schema_migration(old=4, new=5),
     ]
