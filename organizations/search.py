@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from operator_core.sql import fetch
 from organizations.search_postgres import postgres_rows
 from organizations.search_schema import FTS_TABLE, WORD, organization_word_key
 
@@ -130,10 +131,8 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
         FROM top JOIN organizations_source s ON s.id = top.source_id
         ORDER BY top.score DESC, top.source_id ASC, top.idx ASC
     """  # noqa: S608 - only placeholders and constants are interpolated
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit, SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, expression])
-        # The snippet is cut from the chunk's plain text (search_schema.py, version 5).
-        return cursor.fetchall()
+    # The snippet is cut from the chunk's plain text (search_schema.py, version 5).
+    return fetch(sql, [*params, limit, SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, expression])
 
 
 def _postgres_rows(

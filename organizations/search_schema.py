@@ -69,6 +69,8 @@ KEYS_FUNCTION = "organizations_search_keys"
 QUERY_FUNCTION = "organizations_search_query"
 SEARCH_FUNCTION = "organizations_search_chunks"
 KEYED_TEXT_FUNCTION = "organizations_search_keyed_text"  # SQLite: registered on every connection
+# SQLite: how FTS5 cuts the indexed text into words, in every version.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 # Hex digits of the organization's id that key its index entries: 48 bits, so two
 # organizations share them only by a rare chance, and then share entries, not results.
 ORGANIZATION_KEY = 12
@@ -112,7 +114,7 @@ _SQLITE_TRIGGER_PREFIX = "organizations_sourcechunk_fts"
 _SQLITE_V1_INSTALL = (
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
     "text, content='organizations_sourcechunk', content_rowid='id', "
-    "tokenize='porter unicode61 remove_diacritics 2')",
+    f"tokenize='{FTS_TOKENIZE}')",
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
     f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, new.text); END",
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_delete AFTER DELETE ON organizations_sourcechunk BEGIN "
@@ -128,7 +130,7 @@ _SQLITE_V2_INSTALL = (
     "FROM organizations_sourcechunk AS c",
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
     f"text, organization, content='{FTS_CONTENT_VIEW}', content_rowid='id', "
-    "tokenize='porter unicode61 remove_diacritics 2')",
+    f"tokenize='{FTS_TOKENIZE}')",
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
     f"INSERT INTO {FTS_TABLE}(rowid, text, organization) "
     f"VALUES (new.id, new.text, {_SQLITE_TOKEN.format(row='new')}); END",
@@ -161,7 +163,7 @@ _SQLITE_V3_INSTALL = (
     "FROM organizations_sourcechunk",
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
     f"text, content='{FTS_CONTENT_VIEW}', content_rowid='id', "
-    "tokenize='porter unicode61 remove_diacritics 2')",
+    f"tokenize='{FTS_TOKENIZE}')",
     *_SQLITE_KEYED_TRIGGERS,
     f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
 )
@@ -169,7 +171,7 @@ _SQLITE_V3_INSTALL = (
 _SQLITE_V5_INSTALL = (
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
     "text, content='organizations_sourcechunk', content_rowid='id', "
-    "tokenize='porter unicode61 remove_diacritics 2')",
+    f"tokenize='{FTS_TOKENIZE}')",
     *_SQLITE_KEYED_TRIGGERS,
     f"INSERT INTO {FTS_TABLE}(rowid, text) "
     f"SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) FROM organizations_sourcechunk",

@@ -18,6 +18,7 @@ from django.test import SimpleTestCase, TestCase, TransactionTestCase
 from organizations.models import Organization, Source, SourceChunk
 from organizations.search_schema import (
     FTS_TABLE,
+    FTS_TOKENIZE,
     KEYS_FUNCTION,
     QUERY_FUNCTION,
     SEARCH_FUNCTION,
@@ -369,7 +370,7 @@ class KeyedTextTests(SimpleTestCase):
         characters = [chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code < 0xE000]
         letters = [character for character in characters if WORD.fullmatch(character)]
         index = sqlite3.connect(":memory:")
-        index.execute("CREATE VIRTUAL TABLE words USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')")
+        index.execute(f"CREATE VIRTUAL TABLE words USING fts5(text, tokenize='{FTS_TOKENIZE}')")
         index.execute("CREATE VIRTUAL TABLE found USING fts5vocab(words, 'instance')")
         index.executemany("INSERT INTO words(rowid, text) VALUES (?, ?)", enumerate(letters))
 
