@@ -110,11 +110,17 @@ def keyed_text(organization_hex: str | None, text: str | None) -> str | None:
     return _WORD_START.sub(key, text)
 
 
+def _sqlite_fts_table(*, columns: str, content: str) -> str:
+    """SQLite's FTS5 table over `content`, whose rows it finds by the chunk id."""
+    return (
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
+        f"{columns}, content='{content}', content_rowid='id', tokenize='{FTS_TOKENIZE}')"
+    )
+
+
 _SQLITE_TRIGGER_PREFIX = "organizations_sourcechunk_fts"
 _SQLITE_V1_INSTALL = (
-    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
-    "text, content='organizations_sourcechunk', content_rowid='id', "
-    f"tokenize='{FTS_TOKENIZE}')",
+    _sqlite_fts_table(columns="text", content="organizations_sourcechunk"),
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
     f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, new.text); END",
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_delete AFTER DELETE ON organizations_sourcechunk BEGIN "
@@ -128,9 +134,7 @@ _SQLITE_TOKEN = "'o' || {row}.organization_id || '0'"
 _SQLITE_V2_INSTALL = (
     f"CREATE VIEW {FTS_CONTENT_VIEW} AS SELECT id, text, {_SQLITE_TOKEN.format(row='c')} AS organization "
     "FROM organizations_sourcechunk AS c",
-    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
-    f"text, organization, content='{FTS_CONTENT_VIEW}', content_rowid='id', "
-    f"tokenize='{FTS_TOKENIZE}')",
+    _sqlite_fts_table(columns="text, organization", content=FTS_CONTENT_VIEW),
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
     f"INSERT INTO {FTS_TABLE}(rowid, text, organization) "
     f"VALUES (new.id, new.text, {_SQLITE_TOKEN.format(row='new')}); END",
@@ -161,17 +165,13 @@ _SQLITE_KEYED_TRIGGERS = (
 _SQLITE_V3_INSTALL = (
     f"CREATE VIEW {FTS_CONTENT_VIEW} AS SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) AS text "
     "FROM organizations_sourcechunk",
-    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
-    f"text, content='{FTS_CONTENT_VIEW}', content_rowid='id', "
-    f"tokenize='{FTS_TOKENIZE}')",
+    _sqlite_fts_table(columns="text", content=FTS_CONTENT_VIEW),
     *_SQLITE_KEYED_TRIGGERS,
     f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
 )
 # Version 5, SQLite: the same index and triggers, over the chunk table's own text.
 _SQLITE_V5_INSTALL = (
-    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
-    "text, content='organizations_sourcechunk', content_rowid='id', "
-    f"tokenize='{FTS_TOKENIZE}')",
+    _sqlite_fts_table(columns="text", content="organizations_sourcechunk"),
     *_SQLITE_KEYED_TRIGGERS,
     f"INSERT INTO {FTS_TABLE}(rowid, text) "
     f"SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) FROM organizations_sourcechunk",
