@@ -22,8 +22,13 @@ Each attempt first schedules the next one, then sends:
 - the message goes out with the email's row locked, and the row is marked sent
   in the same transaction: any other attempt, concurrent or later, finds it
   sent and sends nothing;
-- attempts stop once the email is sent or its claim has expired, and the
-  sealed code is erased then.
+- attempts stop once the email is sent, its claim has expired, or the mail
+  server refused it permanently (a 5yz reply, RFC 5321 §4.2.1: the same
+  request would be refused again), and the sealed code is erased then.
+
+A failure is logged with the exception's type and the SMTP reply codes only:
+the exception's text names the recipient (`SMTPRecipientsRefused` is keyed by
+address, and servers echo it in their replies).
 
 A claim for an unknown email gets the same rows and the same task (the same
 work, no account enumeration); its attempt finds no one to write to.
@@ -66,6 +71,7 @@ class Delivery(StrEnum):
 
     SENT = "sent"
     FAILED = "failed"
+    REFUSED = "refused"
     NOTHING_TO_SEND = "nothing_to_send"
 
 
@@ -117,11 +123,8 @@ def attempt_delivery(email_id: uuid.UUID, *, now: datetime | None = None) -> Del
         email.attempts += 1
         try:
             _send(address=user.email, code=code)
-        except (smtplib.SMTPException, OSError):
-            # Never log the address or the code.
-            logger.exception("agent_auth: sending a verification code failed (attempt %d)", email.attempts)
-            email.save(update_fields=["attempts"])
-            return Delivery.FAILED
+        except (smtplib.SMTPException, OSError) as failure:
+            return _record_failure(email, failure)
         email.sent_at = now
         email.sealed_code = ""
         email.save(update_fields=["attempts", "sent_at", "sealed_code"])
@@ -140,6 +143,40 @@ def purge_finished_attempts(*, now: datetime) -> int:
         .delete()
     )
     return deleted
+
+
+def smtp_reply_codes(failure: Exception) -> tuple[int, ...]:
+    """The SMTP reply codes a failure carries, without the text around them (which may name the address)."""
+    if isinstance(failure, smtplib.SMTPRecipientsRefused):
+        return tuple(sorted({code for code, _ in failure.recipients.values()}))
+    if isinstance(failure, smtplib.SMTPResponseException):
+        return (failure.smtp_code,)
+    return ()
+
+
+def _record_failure(email: VerificationEmail, failure: Exception) -> Delivery:
+    # Never the address nor the code: the exception's type and its reply codes only.
+    codes = smtp_reply_codes(failure)
+    shown = " ".join(str(code) for code in codes) or "no reply code"
+    if codes and all(500 <= code < 600 for code in codes):
+        logger.error(
+            "agent_auth: the mail server refused a verification code permanently (%s, %s, attempt %d); "
+            "it is not retried",
+            type(failure).__name__,
+            shown,
+            email.attempts,
+        )
+        email.sealed_code = ""  # the attempt already scheduled finds nothing to send
+        email.save(update_fields=["attempts", "sealed_code"])
+        return Delivery.REFUSED
+    logger.error(
+        "agent_auth: sending a verification code failed (%s, %s, attempt %d)",
+        type(failure).__name__,
+        shown,
+        email.attempts,
+    )
+    email.save(update_fields=["attempts"])
+    return Delivery.FAILED
 
 
 def _send(*, address: str, code: str) -> None:

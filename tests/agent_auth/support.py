@@ -89,8 +89,24 @@ class _Inbox:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._mails: list[ReceivedMail] = []
+        self._refusals: dict[str, str] = {}
         self._open = threading.Event()
         self._open.set()
+
+    def refuse(self, address: str, reply: str) -> None:
+        """Answer RCPT TO for `address` with `reply` (for example a 550 naming it, as real servers do)."""
+        with self._lock:
+            self._refusals[address.lower()] = reply
+
+    async def handle_RCPT(
+        self, server: object, session: object, envelope: Any, address: str, rcpt_options: list[str]
+    ) -> str:
+        with self._lock:
+            refusal = self._refusals.get(address.lower())
+        if refusal is not None:
+            return refusal
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     def hold(self) -> None:
         """Delay every delivery until `release()` (or HOLD_SECONDS)."""
@@ -119,6 +135,12 @@ class _Inbox:
     def clear(self) -> None:
         with self._lock:
             self._mails.clear()
+
+    def reset(self) -> None:
+        """Forget every mail and every refusal: a new test's server."""
+        with self._lock:
+            self._mails.clear()
+            self._refusals.clear()
 
 
 class _LocalController(Controller):
@@ -176,7 +198,7 @@ class SmtpMixin:
 
     def setUp(self) -> None:
         super().setUp()
-        self.smtp.inbox.clear()
+        self.smtp.inbox.reset()
         self.address = fresh_address()
         # Per-IP counts live in the cache (Redis in CI), which outlives a test run: a
         # prefix of this test's own keeps them from leaking between tests and runs.

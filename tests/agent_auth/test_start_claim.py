@@ -159,3 +159,39 @@ class EmailOutboxTests(HeadlessTestCase):
         self.assertEqual(VerificationEmail.objects.count(), 1)
         self.assertEqual(self.mails(), [])
         self.assertEqual(VerificationEmail.objects.get().sealed_code, "")
+
+
+class RefusedRecipientTests(HeadlessTestCase):
+    """A mail server's refusal is logged without the address; a permanent one ends the attempts."""
+
+    def test_a_permanent_refusal_is_logged_without_the_address_and_not_retried(self) -> None:
+        user = make_membership().user
+        self.smtp.inbox.refuse(user.email, f"550 5.1.1 <{user.email}>: Recipient address rejected")
+        self.start(user.email)
+
+        with self.assertLogs(level="DEBUG") as logs:
+            run_email_worker()
+            make_retries_due()
+            run_email_worker()
+
+        self.assertNotIn(user.email.lower(), "\n".join(logs.output).lower())
+        self.assertTrue(any("SMTPRecipientsRefused" in line and "550" in line for line in logs.output), logs.output)
+        email = VerificationEmail.objects.get()
+        self.assertEqual((email.attempts, email.sealed_code, email.sent_at), (1, "", None))
+        self.assertEqual(self.smtp.inbox.mails(), [])
+
+    def test_a_temporary_refusal_is_logged_without_the_address_and_retried(self) -> None:
+        user = make_membership().user
+        self.smtp.inbox.refuse(user.email, f"450 4.2.1 <{user.email}>: Mailbox busy, try again")
+        self.start(user.email)
+        with self.assertLogs(level="DEBUG") as logs:
+            run_email_worker()
+        self.smtp.inbox.reset()
+
+        make_retries_due()
+        [mail] = self.mails()
+
+        self.assertNotIn(user.email.lower(), "\n".join(logs.output).lower())
+        self.assertTrue(any("SMTPRecipientsRefused" in line and "450" in line for line in logs.output), logs.output)
+        self.assertEqual(mail.recipients, (user.email,))
+        self.assertEqual(VerificationEmail.objects.get().attempts, 2)
