@@ -162,8 +162,22 @@ def _insert_statement(vendor: str, *, asynchronous: bool) -> tuple[str, tuple[Fi
     return f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", fields  # noqa: S608
 
 
+# Headless claims for an email with no active account name no person: they are operational
+# records, kept as long as the claims themselves (agent_auth.services), not for the retention.
+ANONYMOUS_CLAIM_ACTIONS = (AuditAction.CLAIM_START, AuditAction.CLAIM_END)
+ANONYMOUS_CLAIM_RETENTION = timedelta(days=1)
+
+
 def purge_audit_events(*, now: datetime) -> int:
-    """Delete events older than the retention (`OPERATOR["audit_retention_days"]`); return how many went."""
+    """Delete events older than the retention (`OPERATOR["audit_retention_days"]`); return how many went.
+
+    A headless claim's events that name no person (an unknown or inactive email)
+    go after `ANONYMOUS_CLAIM_RETENTION` already: anyone can cause them without
+    signing in, and they tell nothing about anyone's access.
+    """
     cutoff = now - timedelta(days=operator_settings().audit_retention_days)
     deleted, _ = AuditEvent.objects.filter(occurred_at__lt=cutoff).delete()
-    return deleted
+    anonymous, _ = AuditEvent.objects.filter(
+        action__in=ANONYMOUS_CLAIM_ACTIONS, person__isnull=True, occurred_at__lt=now - ANONYMOUS_CLAIM_RETENTION
+    ).delete()
+    return deleted + anonymous

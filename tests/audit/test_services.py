@@ -102,9 +102,9 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
             cursor.execute("DROP TABLE durability_probe")
 
 
-def _event_aged(days: float) -> AuditEvent:
+def _event_aged(days: float, *, action: AuditAction = AuditAction.REFRESH, person_id: int | None = None) -> AuditEvent:
     # The service always stamps the present, and rows are never updated: an old event is inserted as old.
-    event = AuditEvent(action=AuditAction.CLAIM_START, outcome=OUTCOME_OK)
+    event = AuditEvent(action=action, outcome=OUTCOME_OK, person_id=person_id)
     event.occurred_at = timezone.now() - timedelta(days=days)
     AuditEvent.objects.bulk_create([event])
     return AuditEvent.objects.latest("id")
@@ -119,6 +119,21 @@ class PurgeAuditEventsTests(TestCase):
         self.assertEqual(deleted, 1)
         self.assertEqual(list(AuditEvent.objects.values_list("pk", flat=True)), [recent.pk])
         self.assertFalse(AuditEvent.objects.filter(pk=old.pk).exists())
+
+    def test_claims_for_no_person_go_after_a_day_and_a_person_s_stay(self) -> None:
+        person_id = make_membership().user_id
+        anonymous_start = _event_aged(1.1, action=AuditAction.CLAIM_START)
+        anonymous_end = _event_aged(1.1, action=AuditAction.CLAIM_END)
+        recent_anonymous = _event_aged(0.9, action=AuditAction.CLAIM_START)
+        persons_start = _event_aged(1.1, action=AuditAction.CLAIM_START, person_id=person_id)
+
+        deleted = purge_audit_events(now=timezone.now())
+
+        self.assertEqual(deleted, 2)
+        remaining = set(AuditEvent.objects.values_list("pk", flat=True))
+        self.assertEqual(remaining, {recent_anonymous.pk, persons_start.pk})
+        self.assertNotIn(anonymous_start.pk, remaining)
+        self.assertNotIn(anonymous_end.pk, remaining)
 
     @override_settings(OPERATOR={**settings.OPERATOR, "audit_retention_days": 30})
     def test_the_retention_is_a_setting(self) -> None:

@@ -115,9 +115,7 @@ class PurgeClientsAndAuditTests(TestCase):
     def test_audit_events_past_the_retention_are_deleted(self) -> None:
         AuditEvent.objects.bulk_create(
             [
-                AuditEvent(
-                    occurred_at=timezone.now() - timedelta(days=days), action=AuditAction.CLAIM_START, outcome="ok"
-                )
+                AuditEvent(occurred_at=timezone.now() - timedelta(days=days), action=AuditAction.REFRESH, outcome="ok")
                 for days in (181, 1)
             ]
         )
