@@ -5,6 +5,7 @@ They extend the one hierarchy of `operator_core.errors` and are rendered by
 `rate_limited` reuse the shared classes.
 """
 
+import uuid
 from enum import StrEnum
 from typing import Any
 
@@ -65,7 +66,13 @@ class InvalidOrganization(OperatorError):
 
 
 class IdempotencyKeyReused(OperatorError):
+    """The key was used with another body; `claim_id`, never sent, is the claim of the key's row."""
+
     code, http_status = HeadlessErrorCode.IDEMPOTENCY_KEY_REUSED, 422
+
+    def __init__(self, message: str, *, claim_id: uuid.UUID | None = None) -> None:
+        super().__init__(message)
+        self.claim_id = claim_id
 
 
 class RequestInProgress(OperatorError):

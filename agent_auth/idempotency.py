@@ -1,21 +1,32 @@
 """`Idempotency-Key` for the two headless endpoints, kept in the database (docs/headless.md#idempotency-key).
 
 A request with a key first inserts an in-flight row; the unique constraint on
-(endpoint, key) decides races between workers. The loser looks at the winner's
-row: another body → `idempotency_key_reused` (422); still running →
-`request_in_progress` (409); done → the stored response is replayed. Rows live
-24 hours; an expired one is ignored and replaced when its key comes back, and
-`manage.py purge_expired` deletes the rest (off the request path). An in-flight row left
+(endpoint, scope, key) decides races between workers. The loser looks at the
+winner's row: another body → `idempotency_key_reused` (422); still running →
+`request_in_progress` (409); done → a `FinishedRequest`. Rows live 24 hours; an
+expired one is ignored and replaced when its key comes back, and `manage.py
+purge_expired` deletes the rest (off the request path). An in-flight row left
 behind by a crashed worker may be taken over after `IN_FLIGHT_TIMEOUT_SECONDS`.
 
-The stored response is encrypted with a key derived from SECRET_KEY and the
-request body itself, so only a caller sending that same body (which holds the
-email, or the claim token and code) can read the token it contains.
+A row answers only a caller who holds the secret its answer was made for:
+
+- A start's row keeps no answer, only its claim: knowing an email and a key
+  must not hand out the claim token the first caller got. The views answer a
+  repeat with a new token for that claim (`agent_auth.services.reissue_claim_token`).
+- A completion's row is scoped by the hash of its claim token, so a caller
+  without that token can neither see it nor probe it with other codes, and its
+  answer is encrypted with a key derived from SECRET_KEY and the request body
+  (the claim token and the code). It names its claim, against which the views
+  count a conflicting body as a wrong code.
+
+The per-IP limits and the claim's attempts are applied by the views around
+these calls, never skipped for a replay or a conflict.
 """
 
 import base64
 import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -49,6 +60,22 @@ class StoredResponse:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class FinishedRequest:
+    """The row of a finished request with the same key, scope and body: its claim, and its answer if one is kept."""
+
+    claim_id: uuid.UUID | None
+    response: StoredResponse | None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an action answers, and the claim it made (a start) for its row to name."""
+
+    payload: dict[str, Any]
+    claim_id: uuid.UUID | None = None
+
+
 def canonical_body(body: object) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -63,26 +90,33 @@ def _cipher_key(endpoint: str, body: object) -> bytes:
     return base64.urlsafe_b64encode(digest)
 
 
-def begin_idempotent_request(*, endpoint: str, key: str, body: object) -> IdempotencyTicket | StoredResponse:
-    """Own a new in-flight row for (endpoint, key), or answer from the row already there.
+def begin_idempotent_request(
+    *, endpoint: str, key: str, body: object, scope: str = "", claim_id: uuid.UUID | None = None
+) -> IdempotencyTicket | FinishedRequest:
+    """Own a new in-flight row for (endpoint, scope, key), or find the finished row already there.
 
-    Raises `IdempotencyKeyReused` when the key was used with another body and
-    `RequestInProgress` while the first request with the key is still running.
+    `claim_id` is the claim a completion's token names, kept on a new row. Raises
+    `IdempotencyKeyReused` (naming the row's claim) when the key was used with
+    another body and `RequestInProgress` while the first request with the key is
+    still running.
     """
     now = timezone.now()
     fingerprint = body_fingerprint(body)
     cipher_key = _cipher_key(endpoint, body)
+    rows = IdempotencyRecord.objects.filter(endpoint=endpoint, scope=scope, key=key)
     for _ in range(3):
         # Read before writing: duplicates of a running request then only read, so the
         # first one's writes are not held up by theirs.
-        existing = IdempotencyRecord.objects.filter(endpoint=endpoint, key=key).first()
+        existing = rows.first()
         if existing is None:
             try:
                 with transaction.atomic():
                     record = IdempotencyRecord.objects.create(
                         endpoint=endpoint,
+                        scope=scope,
                         key=key,
                         fingerprint=fingerprint,
+                        claim_id=claim_id,
                         created_at=now,
                         expires_at=now + timedelta(seconds=operator_settings().idempotency_retention_seconds),
                     )
@@ -93,15 +127,20 @@ def begin_idempotent_request(*, endpoint: str, key: str, body: object) -> Idempo
             IdempotencyRecord.objects.filter(pk=existing.pk, expires_at__lte=now).delete()
             continue
         if existing.fingerprint != fingerprint:
-            raise IdempotencyKeyReused("This Idempotency-Key was already used with a different body.")
+            raise IdempotencyKeyReused(
+                "This Idempotency-Key was already used with a different body.", claim_id=existing.claim_id
+            )
         if existing.state == IdempotencyState.DONE:
+            if not existing.response_body:
+                return FinishedRequest(claim_id=existing.claim_id, response=None)
             try:
                 plain = Fernet(cipher_key).decrypt(existing.response_body.encode())
             except InvalidToken:
                 # Sealed under a previous SECRET_KEY: unreadable, so forget it like an expired row.
                 IdempotencyRecord.objects.filter(pk=existing.pk).delete()
                 continue
-            return StoredResponse(status=existing.response_status or 200, payload=json.loads(plain))
+            stored = StoredResponse(status=existing.response_status or 200, payload=json.loads(plain))
+            return FinishedRequest(claim_id=existing.claim_id, response=stored)
         abandoned = existing.created_at <= now - timedelta(seconds=IN_FLIGHT_TIMEOUT_SECONDS)
         if abandoned and _take_over(existing, now=now):
             return IdempotencyTicket(record_id=existing.pk, cipher_key=cipher_key)
@@ -125,26 +164,32 @@ def release_idempotent_request(ticket: IdempotencyTicket) -> None:
 
 
 def run_idempotent_request(
-    ticket: IdempotencyTicket, action: Callable[[], dict[str, Any]], *, success_status: int
+    ticket: IdempotencyTicket, action: Callable[[], Outcome], *, success_status: int, keep_answer: bool
 ) -> StoredResponse:
-    """Run `action` and store its outcome in the same transaction as its writes.
+    """Run `action` and finish its row in the same transaction as its writes.
 
-    A business refusal (`OperatorError` other than 429 or 5xx) is stored and
-    replayed like a success, so repeating a wrong code with the same key does not
-    cost a second attempt. A 429 or an internal error propagates and stores
-    nothing: the caller releases the row and the key may be retried.
+    With `keep_answer` (a completion), the answer is stored sealed, and a
+    business refusal (`OperatorError` other than 429 or 5xx) is stored and
+    replayed like a success, so repeating a wrong code with the same key does
+    not cost a second attempt. Without it (a start), the row keeps only the
+    claim the action made, and every `OperatorError` propagates. A 429 or an
+    internal error propagates and stores nothing: the caller releases the row
+    and the key may be retried.
     """
     with transaction.atomic():
+        claim_id: uuid.UUID | None = None
         try:
-            response = StoredResponse(status=success_status, payload=action())
+            outcome = action()
+            response, claim_id = StoredResponse(status=success_status, payload=outcome.payload), outcome.claim_id
         except OperatorError as error:
-            if isinstance(error, RateLimited) or error.http_status >= 500:
+            if not keep_answer or isinstance(error, RateLimited) or error.http_status >= 500:
                 raise
             response = StoredResponse(status=error.http_status, payload={"error": error_payload(error)})
-        sealed = Fernet(ticket.cipher_key).encrypt(canonical_body(response.payload)).decode()
-        IdempotencyRecord.objects.filter(pk=ticket.record_id).update(
-            state=IdempotencyState.DONE, response_status=response.status, response_body=sealed
-        )
+        sealed = Fernet(ticket.cipher_key).encrypt(canonical_body(response.payload)).decode() if keep_answer else ""
+        finished: dict[str, Any] = {"response_status": response.status, "response_body": sealed}
+        if claim_id is not None:
+            finished["claim_id"] = claim_id
+        IdempotencyRecord.objects.filter(pk=ticket.record_id).update(state=IdempotencyState.DONE, **finished)
     return response
 
 

@@ -1,11 +1,14 @@
 """Reads of the headless path: who an email belongs to, which claim a token names."""
 
 import hashlib
+import uuid
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
+from agent_auth.errors import ClaimEnded
 from agent_auth.models import Claim
+from operator_core.conf import operator_settings
 
 
 def claim_token_hash(claim_token: str) -> str:
@@ -26,3 +29,17 @@ def locked_claim_for_token_or_none(claim_token: str) -> Claim | None:
         .filter(token_hash=claim_token_hash(claim_token))
         .first()
     )
+
+
+def claim_id_for_token_or_none(claim_token: str) -> uuid.UUID | None:
+    """The id of the claim this token names now, or None."""
+    return Claim.objects.filter(token_hash=claim_token_hash(claim_token)).values_list("pk", flat=True).first()
+
+
+def require_attempts_left(*, claim_id: uuid.UUID | None) -> None:
+    """Raise `ClaimEnded` when the claim has used all its attempts: nothing is replayed for it any more."""
+    if claim_id is None:
+        return
+    attempts = Claim.objects.filter(pk=claim_id).values_list("attempts", flat=True).first()
+    if attempts is not None and attempts >= operator_settings().headless_claim_attempts:
+        raise ClaimEnded("Too many wrong codes; start again at /api/agent/auth.")

@@ -6,9 +6,17 @@ know nothing of HTTP; idempotency and per-IP limits are applied around them by
 the views. A claim started, completed, or ended by its last wrong code is
 written to the audit trail in the same transaction (never the email, the claim
 token or the code).
+
+A repeated start (the same `Idempotency-Key` and body) gets a new token for
+the same claim and no second email (`reissue_claim_token`); the earlier token
+stops working. A completion under a key already used with another body is a
+guess at the code and costs an attempt like a wrong one
+(`count_conflicting_completion`).
 """
 
+import math
 import secrets
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -49,6 +57,7 @@ _CODE_HMAC_SALT = "agent_auth.claim_code"
 
 @dataclass(frozen=True)
 class StartedClaim:
+    claim_id: uuid.UUID
     claim_token: str
     expires_in: int
 
@@ -61,10 +70,10 @@ class CompletedClaim:
     organization: Organization
 
 
-def _code_hash(*, token_hash: str, code: str) -> str:
-    # Keyed with SECRET_KEY and bound to the claim: a leaked database alone cannot be
-    # brute-forced over the 10^6 codes, and a hash cannot be moved to another claim.
-    return salted_hmac(_CODE_HMAC_SALT, f"{token_hash}:{code}", algorithm="sha256").hexdigest()
+def _code_hash(*, binding: str, code: str) -> str:
+    # Keyed with SECRET_KEY and bound to the claim (its first token's hash): a leaked database
+    # alone cannot be brute-forced over the 10^6 codes, and a hash cannot be moved to another claim.
+    return salted_hmac(_CODE_HMAC_SALT, f"{binding}:{code}", algorithm="sha256").hexdigest()
 
 
 @transaction.atomic
@@ -87,15 +96,33 @@ def start_claim(*, email: str) -> StartedClaim:
     claim = Claim.objects.create(
         token_hash=token_hash,
         user=user,
-        code_hash=_code_hash(token_hash=token_hash, code=hashed),
+        code_hash=_code_hash(binding=token_hash, code=hashed),
+        code_binding=token_hash,
         expires_at=timezone.now() + timedelta(seconds=conf.headless_code_lifetime_seconds),
     )
     # Into the outbox with the claim, for a known and an unknown email alike (the same work);
     # the email worker sends it after commit, never this request (agent_auth.outbox).
     queue_verification_email(claim=claim, code=code)
-    # Recorded for an unknown email too (no person): the same work either way.
+    # Recorded for an unknown email too (no person): the same work either way. Kept only a
+    # day without a person (audit.services.purge_audit_events).
     record_event(AuditAction.CLAIM_START, person_id=user.pk if user else None, client_id=HEADLESS_CLIENT_ID)
-    return StartedClaim(claim_token=claim_token, expires_in=conf.headless_code_lifetime_seconds)
+    return StartedClaim(claim_id=claim.pk, claim_token=claim_token, expires_in=conf.headless_code_lifetime_seconds)
+
+
+@transaction.atomic
+def reissue_claim_token(*, claim_id: uuid.UUID) -> StartedClaim:
+    """Give the claim a new token and return it: the answer to a repeated start, with no second email.
+
+    The earlier token stops working (`invalid_claim`); the code already emailed
+    stays valid, and so do the claim's expiry, attempts and state. Whoever
+    repeats the start gets a token, never the one the first caller got.
+    """
+    claim = Claim.objects.select_for_update().get(pk=claim_id)
+    claim_token = secrets.token_urlsafe(32)
+    claim.token_hash = claim_token_hash(claim_token)
+    claim.save(update_fields=["token_hash"])
+    seconds_left = (claim.expires_at - timezone.now()).total_seconds()
+    return StartedClaim(claim_id=claim.pk, claim_token=claim_token, expires_in=max(math.ceil(seconds_left), 0))
 
 
 def _require_pending(claim: Claim) -> None:
@@ -107,13 +134,16 @@ def _require_pending(claim: Claim) -> None:
         raise ClaimExpired("This claim has expired; start again at /api/agent/auth.")
 
 
-def _record_wrong_code(claim: Claim) -> InvalidCode:
+def _count_wrong_attempt(claim: Claim) -> int:
+    """Count one wrong attempt on a locked claim, ending it at the last; return the attempts left."""
     allowed = operator_settings().headless_claim_attempts
     claim.attempts += 1
-    if claim.attempts >= allowed:
+    # Only a pending claim ends: a completed one stays a connection (agent_auth.connections).
+    ended = claim.status == ClaimStatus.PENDING and claim.attempts >= allowed
+    if ended:
         claim.status = ClaimStatus.ENDED
     claim.save(update_fields=["attempts", "status"])
-    if claim.status == ClaimStatus.ENDED:
+    if ended:
         record_event(
             AuditAction.CLAIM_END,
             outcome=HeadlessErrorCode.INVALID_CODE,
@@ -121,10 +151,28 @@ def _record_wrong_code(claim: Claim) -> InvalidCode:
             client_id=HEADLESS_CLIENT_ID,
             detail={"attempts": claim.attempts},
         )
-    remaining = max(allowed - claim.attempts, 0)
+    return max(allowed - claim.attempts, 0)
+
+
+def _record_wrong_code(claim: Claim) -> InvalidCode:
+    remaining = _count_wrong_attempt(claim)
     if remaining == 0:
         return InvalidCode("Wrong code. No attempts remain; start again at /api/agent/auth.", attempts_remaining=0)
     return InvalidCode("Wrong code.", attempts_remaining=remaining)
+
+
+@transaction.atomic
+def count_conflicting_completion(*, claim_id: uuid.UUID | None) -> None:
+    """Count a completion whose key was used with another body as a wrong attempt on `claim_id`.
+
+    Another body under the same key is another code: without this count, the
+    answer (422, or the stored answer for the right code) would let codes be
+    tried for free. Counted whatever the claim's state; a pending claim ends at
+    its last attempt. No claim (the token named none) has nothing to guess.
+    """
+    claim = Claim.objects.select_for_update().filter(pk=claim_id).first() if claim_id else None
+    if claim is not None:
+        _count_wrong_attempt(claim)
 
 
 def _chosen_organization(user: AbstractBaseUser, organization_id: str | None) -> Organization:
@@ -165,7 +213,7 @@ def complete_claim(*, claim_token: str, code: str, organization_id: str | None =
         if claim is None:
             raise InvalidClaim("Unknown claim token; start at /api/agent/auth.")
         _require_pending(claim)
-        matches = constant_time_compare(_code_hash(token_hash=claim.token_hash, code=code), claim.code_hash)
+        matches = constant_time_compare(_code_hash(binding=claim.code_binding, code=code), claim.code_hash)
         if claim.user is None or not matches:
             # Committed before raising: the count must survive the error.
             failure = _record_wrong_code(claim)

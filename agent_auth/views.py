@@ -1,4 +1,11 @@
-"""HTTP edge of the headless path: parse, validate, apply idempotency and limits, call a service.
+"""HTTP edge of the headless path: parse, validate, apply limits and idempotency, call a service.
+
+Order, for every well-formed request: the per-IP limit first, then the
+`Idempotency-Key`, so a replay or a key conflict is counted like any request.
+A start repeated under its key gets a new token for its claim
+(`reissue_claim_token`), never the first answer; a completion's key is looked
+up under its claim token only, a conflicting body there costs the claim an
+attempt, and a claim out of attempts gets no replay (agent_auth.idempotency).
 
 One handler (`_answer`) renders every `OperatorError` with `as_json_response`,
 answers an outage of the database or Redis 503 `temporarily_unavailable`, and
@@ -19,15 +26,25 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 from rest_framework import serializers
 
+from agent_auth.errors import IdempotencyKeyReused
 from agent_auth.idempotency import (
+    FinishedRequest,
     IdempotencyTicket,
+    Outcome,
     StoredResponse,
     begin_idempotent_request,
     release_idempotent_request,
     run_idempotent_request,
 )
+from agent_auth.selectors import claim_id_for_token_or_none, claim_token_hash, require_attempts_left
 from agent_auth.serializers import CompleteClaimSerializer, StartClaimSerializer
-from agent_auth.services import complete_claim, start_claim
+from agent_auth.services import (
+    StartedClaim,
+    complete_claim,
+    count_conflicting_completion,
+    reissue_claim_token,
+    start_claim,
+)
 from operator_core.conf import operator_settings
 from operator_core.errors import InvalidArguments, OperatorError, as_json_response
 from operator_core.json_bodies import MalformedJson, parse_json_body
@@ -52,28 +69,66 @@ class _Endpoint:
     rate_group: str
     per_hour: Callable[[], int]
     success_status: int
-    action: Callable[[dict[str, Any]], dict[str, Any]]
+    action: Callable[[dict[str, Any]], Outcome]
+    # The answer to a request under a key: a replay, or the request run for the first time.
+    keyed: Callable[["_Endpoint", str, dict[str, Any], dict[str, Any]], HttpResponse]
 
 
-def _start(data: dict[str, Any]) -> dict[str, Any]:
-    started = start_claim(email=data["email"])
+def _start_payload(started: StartedClaim) -> dict[str, Any]:
     return {"claim_token": started.claim_token, "expires_in": started.expires_in}
 
 
-def _complete(data: dict[str, Any]) -> dict[str, Any]:
+def _start(data: dict[str, Any]) -> Outcome:
+    started = start_claim(email=data["email"])
+    return Outcome(payload=_start_payload(started), claim_id=started.claim_id)
+
+
+def _complete(data: dict[str, Any]) -> Outcome:
     organization_id = data.get("organization_id")
     completed = complete_claim(
         claim_token=data["claim_token"],
         code=data["code"],
         organization_id=str(organization_id) if organization_id else None,
     )
-    return {
-        "access_token": completed.access_token,
-        "token_type": "Bearer",
-        "expires_in": completed.expires_in,
-        "scope": " ".join(completed.scopes),
-        "organization": organization_summary(completed.organization),
-    }
+    return Outcome(
+        payload={
+            "access_token": completed.access_token,
+            "token_type": "Bearer",
+            "expires_in": completed.expires_in,
+            "scope": " ".join(completed.scopes),
+            "organization": organization_summary(completed.organization),
+        }
+    )
+
+
+def _keyed_start(endpoint: "_Endpoint", key: str, body: dict[str, Any], data: dict[str, Any]) -> HttpResponse:
+    outcome = begin_idempotent_request(endpoint=endpoint.name, key=key, body=body)
+    if isinstance(outcome, FinishedRequest):
+        # The first caller's token is never handed out again: a new one for the same claim, no
+        # second email. The row of a finished start always names its claim (a constraint).
+        started = reissue_claim_token(claim_id=outcome.claim_id)
+        return _json_response(StoredResponse(endpoint.success_status, _start_payload(started)), replayed=True)
+    return _run_owned(endpoint, outcome, data, keep_answer=False)
+
+
+def _keyed_completion(endpoint: "_Endpoint", key: str, body: dict[str, Any], data: dict[str, Any]) -> HttpResponse:
+    claim_token = data["claim_token"]
+    try:
+        outcome = begin_idempotent_request(
+            endpoint=endpoint.name,
+            key=key,
+            body=body,
+            scope=claim_token_hash(claim_token),
+            claim_id=claim_id_for_token_or_none(claim_token),
+        )
+    except IdempotencyKeyReused as conflict:
+        # Another body under the same key and claim is another code: it costs an attempt.
+        count_conflicting_completion(claim_id=conflict.claim_id)
+        raise
+    if isinstance(outcome, FinishedRequest):
+        require_attempts_left(claim_id=outcome.claim_id)
+        return _json_response(outcome.response, replayed=True)
+    return _run_owned(endpoint, outcome, data, keep_answer=True)
 
 
 _START = _Endpoint(
@@ -83,6 +138,7 @@ _START = _Endpoint(
     per_hour=lambda: operator_settings().headless_registrations_per_hour,
     success_status=202,
     action=_start,
+    keyed=_keyed_start,
 )
 _COMPLETE = _Endpoint(
     name="complete",
@@ -91,6 +147,7 @@ _COMPLETE = _Endpoint(
     per_hour=lambda: operator_settings().headless_completions_per_hour,
     success_status=200,
     action=_complete,
+    keyed=_keyed_completion,
 )
 
 
@@ -154,26 +211,24 @@ def _respond(request: HttpRequest, endpoint: _Endpoint) -> HttpResponse:
     key = _idempotency_key(request)
     body = _json_body(request)
     data = _validated(endpoint, body)
+    # Before the key is looked at: a replay or a key conflict counts like any request.
+    _require_within_ip_limit(request, endpoint)
     if key is None:
-        _require_within_ip_limit(request, endpoint)
-        return _json_response(StoredResponse(status=endpoint.success_status, payload=endpoint.action(data)))
-    outcome = begin_idempotent_request(endpoint=endpoint.name, key=key, body=body)
-    if isinstance(outcome, StoredResponse):
-        # A replay sends no email and mints no token, so it does not count against the limit.
-        return _json_response(outcome, replayed=True)
-    return _run_owned(request, endpoint, outcome, data)
+        return _json_response(StoredResponse(status=endpoint.success_status, payload=endpoint.action(data).payload))
+    return endpoint.keyed(endpoint, key, body, data)
 
 
 def _run_owned(
-    request: HttpRequest, endpoint: _Endpoint, ticket: IdempotencyTicket, data: dict[str, Any]
+    endpoint: _Endpoint, ticket: IdempotencyTicket, data: dict[str, Any], *, keep_answer: bool
 ) -> HttpResponse:
     stored: StoredResponse | None = None
     try:
-        _require_within_ip_limit(request, endpoint)
-        stored = run_idempotent_request(ticket, lambda: endpoint.action(data), success_status=endpoint.success_status)
+        stored = run_idempotent_request(
+            ticket, lambda: endpoint.action(data), success_status=endpoint.success_status, keep_answer=keep_answer
+        )
     finally:
         if stored is None:
-            # 429 or an internal error stored nothing: free the key for a retry.
+            # An error stored nothing: free the key for a retry.
             release_idempotent_request(ticket)
     return _json_response(stored)
 

@@ -14,7 +14,7 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from agent_auth.models import IdempotencyRecord, IdempotencyState
+from agent_auth.models import Claim, IdempotencyRecord, IdempotencyState
 from oauth.tokens import issue_access_token
 from operator_core.scopes import SCOPE_OPERATOR_READ
 from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source, SourceKind
@@ -135,6 +135,7 @@ def make_idempotency_record(
     fingerprint: str = "f" * 64,
     state: IdempotencyState = IdempotencyState.IN_FLIGHT,
     response_status: int | None = None,
+    claim: Claim | None = None,
     created_at: datetime | None = None,
     expires_at: datetime | None = None,
 ) -> IdempotencyRecord:
@@ -147,6 +148,7 @@ def make_idempotency_record(
         fingerprint=fingerprint,
         state=state,
         response_status=response_status,
+        claim=claim,
         created_at=created_at,
         expires_at=expires_at or created_at + timedelta(hours=24),
     )

@@ -1,5 +1,6 @@
 """/auth.md serves docs/headless.md itself, as Markdown."""
 
+import re
 from pathlib import Path
 
 from django.conf import settings
@@ -27,3 +28,23 @@ class AuthMarkdownTests(SimpleTestCase):
         self.assertIn("/api/agent/auth", text)
         self.assertIn("/api/agent/auth/claim/complete", text)
         self.assertIn("Idempotency-Key", text)
+
+    def test_auth_md_shows_a_placeholder_for_every_idempotency_key_never_a_literal_one(self) -> None:
+        """Agents copy the commands as they stand: a literal key would be shared by all of them."""
+        text = self.client.get("/auth.md").content.decode()
+
+        values = re.findall(r"Idempotency-Key: ([^'\"\n]+)", text)
+
+        self.assertGreaterEqual(len(values), 3)
+        self.assertEqual(set(values), {"<a new UUID per request>"})
+
+    def test_the_placeholder_sent_as_written_is_refused(self) -> None:
+        response = self.client.post(
+            "/api/agent/auth",
+            {"email": "a@example.test"},
+            content_type="application/json",
+            headers={"Idempotency-Key": "<a new UUID per request>"},
+        )
+
+        self.assertEqual(response.status_code, 400)
+        self.assertEqual(response.json()["error"]["field"], "Idempotency-Key")

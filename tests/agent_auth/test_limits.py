@@ -6,7 +6,13 @@ import redis
 from django.test import override_settings
 
 from agent_auth.models import Claim, IdempotencyRecord
-from tests.agent_auth.support import COMPLETE_URL, START_URL, HeadlessTestCase, operator_overrides, post_json
+from tests.agent_auth.support import (
+    COMPLETE_URL,
+    START_URL,
+    HeadlessTestCase,
+    operator_overrides,
+    post_json,
+)
 from tests.support import pinned_clock, require_redis_url
 
 
@@ -62,6 +68,31 @@ class IpLimitTests(HeadlessTestCase):
 
         self.assertEqual(response.status_code, 429)
         self.assertFalse(IdempotencyRecord.objects.exists())
+
+    def test_repeated_starts_under_one_key_count_against_the_address(self) -> None:
+        for _ in range(60):
+            self.assertEqual(self.register(0, **{"Idempotency-Key": "key-1"}).status_code, 202)
+
+        response = self.register(0, **{"Idempotency-Key": "key-1"})
+
+        self.assertEqual(response.status_code, 429)
+        self.assertEqual(Claim.objects.count(), 1)
+
+    def test_conflicting_completions_under_one_key_count_against_the_address(self) -> None:
+        key = {"Idempotency-Key": "key-1"}
+        answers = [
+            post_json(
+                self.client, COMPLETE_URL, {"claim_token": "t", "code": f"{guess:06d}"}, address=self.address, **key
+            ).status_code
+            for guess in range(30)
+        ]
+
+        response = post_json(
+            self.client, COMPLETE_URL, {"claim_token": "t", "code": "999999"}, address=self.address, **key
+        )
+
+        self.assertEqual(answers, [404] + [422] * 29)
+        self.assertEqual(response.status_code, 429)
 
     def test_forwarded_for_is_ignored_without_trusted_proxies(self) -> None:
         for number in range(60):
