@@ -14,6 +14,7 @@ guess at the code and costs an attempt like a wrong one
 (`count_conflicting_completion`).
 """
 
+import logging
 import math
 import secrets
 import uuid
@@ -38,6 +39,7 @@ from agent_auth.errors import (
 )
 from agent_auth.models import Claim, ClaimStatus
 from agent_auth.outbox import queue_verification_email
+from agent_auth.recipient_limit import count_verification_email
 from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash, locked_claim_for_token_or_none
 from audit.models import AuditAction
 from audit.services import record_event
@@ -50,9 +52,13 @@ from organizations.models import Organization
 from organizations.payloads import organization_summary
 from organizations.selectors import require_eligible_organization
 
+logger = logging.getLogger(__name__)
+
 HEADLESS_CLIENT_ID = "headless-agent"
 HEADLESS_SCOPES = (SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE)
 _CODE_HMAC_SALT = "agent_auth.claim_code"
+# The audit detail of a start whose email was not sent: its recipient had had enough this hour.
+SUPPRESSED_EMAIL_DETAIL = {"verification_email": "suppressed"}
 
 
 @dataclass(frozen=True)
@@ -85,14 +91,20 @@ def start_claim(*, email: str) -> StartedClaim:
     caller cannot tell whether an account exists (no account enumeration). The
     token is returned once and never stored; the code is stored only sealed,
     until its email is sent (agent_auth.outbox).
+
+    Past the hourly emails of its recipient (`agent_auth.recipient_limit`,
+    counted for unknown emails alike), the claim is made and answered the same,
+    but no email is queued and no code can match; the audit trail records the
+    suppressed email.
     """
     conf = operator_settings()
     user: AbstractBaseUser | None = active_user_for_email_or_none(email)
+    email_allowed = count_verification_email(email)
     claim_token = secrets.token_urlsafe(32)
     token_hash = claim_token_hash(claim_token)
     code = f"{secrets.randbelow(10**6):06d}"
-    # Unknown email: hash a value that is never six digits, so no code ever matches.
-    hashed = code if user is not None else f"x{secrets.token_hex(8)}"
+    # Unknown email, or no email sent: hash a value that is never six digits, so no code ever matches.
+    hashed = code if user is not None and email_allowed else f"x{secrets.token_hex(8)}"
     claim = Claim.objects.create(
         token_hash=token_hash,
         user=user,
@@ -100,12 +112,20 @@ def start_claim(*, email: str) -> StartedClaim:
         code_binding=token_hash,
         expires_at=timezone.now() + timedelta(seconds=conf.headless_code_lifetime_seconds),
     )
-    # Into the outbox with the claim, for a known and an unknown email alike (the same work);
-    # the email worker sends it after commit, never this request (agent_auth.outbox).
-    queue_verification_email(claim=claim, code=code)
+    if email_allowed:
+        # Into the outbox with the claim, for a known and an unknown email alike (the same work);
+        # the email worker sends it after commit, never this request (agent_auth.outbox).
+        queue_verification_email(claim=claim, code=code)
+    else:
+        logger.warning("agent_auth: a verification email was suppressed: its recipient reached the hourly limit")
     # Recorded for an unknown email too (no person): the same work either way. Kept only a
     # day without a person (audit.services.purge_audit_events).
-    record_event(AuditAction.CLAIM_START, person_id=user.pk if user else None, client_id=HEADLESS_CLIENT_ID)
+    record_event(
+        AuditAction.CLAIM_START,
+        person_id=user.pk if user else None,
+        client_id=HEADLESS_CLIENT_ID,
+        detail=None if email_allowed else SUPPRESSED_EMAIL_DETAIL,
+    )
     return StartedClaim(claim_id=claim.pk, claim_token=claim_token, expires_in=conf.headless_code_lifetime_seconds)
 
 

@@ -34,6 +34,7 @@ class OperatorSettings:
     idempotency_retention_seconds: int
     headless_registrations_per_hour: int
     headless_completions_per_hour: int
+    headless_emails_per_recipient_per_hour: int
     tool_calls_per_minute: int
     tool_concurrency: int
     tool_lease_seconds: int

@@ -28,6 +28,8 @@ OPERATOR = {
     "idempotency_retention_seconds": 24 * 3600,
     "headless_registrations_per_hour": env.env_int("OPERATOR_HEADLESS_REGISTRATIONS_PER_HOUR", 60),
     "headless_completions_per_hour": env.env_int("OPERATOR_HEADLESS_COMPLETIONS_PER_HOUR", 30),
+    # Verification emails to one address, from any client address (agent_auth.recipient_limit).
+    "headless_emails_per_recipient_per_hour": env.env_int("OPERATOR_HEADLESS_EMAILS_PER_RECIPIENT_PER_HOUR", 5),
     "tool_calls_per_minute": env.env_int("OPERATOR_TOOL_CALLS_PER_MINUTE", 120),
     "tool_concurrency": env.env_int("OPERATOR_TOOL_CONCURRENCY", 4),
     # A call's concurrency slot is a lease: one whose worker died frees after this long.

@@ -1,4 +1,5 @@
-"""Per-IP limits of the headless endpoints (docs/headless.md#limits): 60 registrations and 30 completions an hour."""
+"""Limits of the headless endpoints (docs/headless.md#limits): 60 registrations and 30 completions an hour
+per IP, 5 verification emails an hour per recipient."""
 
 import uuid
 
@@ -6,13 +7,17 @@ import redis
 from django.test import override_settings
 
 from agent_auth.models import Claim, IdempotencyRecord
+from agent_auth.services import SUPPRESSED_EMAIL_DETAIL
+from audit.models import AuditAction, AuditEvent
 from tests.agent_auth.support import (
     COMPLETE_URL,
     START_URL,
     HeadlessTestCase,
+    fresh_address,
     operator_overrides,
     post_json,
 )
+from tests.factories import make_membership
 from tests.support import pinned_clock, require_redis_url
 
 
@@ -112,6 +117,78 @@ class IpLimitTests(HeadlessTestCase):
 
         self.assertEqual(refused.status_code, 429)
         self.assertEqual(response.status_code, 202)
+
+
+class RecipientLimitTests(HeadlessTestCase):
+    """Five verification emails an hour per recipient, from any address; the answer never changes."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.clock = self.enterContext(pinned_clock())
+
+    def start_from_anywhere(self, email_address: str):
+        self.address = fresh_address()  # the per-IP limit is not what stops them
+        return self.start(email_address)
+
+    def test_a_sixth_email_to_one_recipient_within_the_hour_is_not_sent(self) -> None:
+        user = make_membership().user
+        answers = [self.start_from_anywhere(user.email) for _ in range(6)]
+
+        self.assertEqual(len(self.mails()), 5)
+        self.assertEqual({answer.status_code for answer in answers}, {202})
+        self.assertEqual({frozenset(answer.json()) for answer in answers}, {frozenset({"claim_token", "expires_in"})})
+        self.assertEqual(Claim.objects.count(), 6)
+
+    def test_the_suppressed_email_is_in_the_audit_trail_and_its_address_in_no_log(self) -> None:
+        user = make_membership().user
+        for _ in range(5):
+            self.start_from_anywhere(user.email)
+
+        with self.assertLogs(level="DEBUG") as logs:
+            self.start_from_anywhere(user.email.upper())
+
+        events = AuditEvent.objects.filter(action=AuditAction.CLAIM_START, person=user).order_by("id")
+        self.assertEqual([event.detail for event in events], [{}] * 5 + [SUPPRESSED_EMAIL_DETAIL])
+        self.assertNotIn(user.email.lower(), "\n".join(logs.output).lower())
+        self.assertTrue(any("suppressed" in line for line in logs.output), logs.output)
+
+    def test_the_claim_of_a_suppressed_email_can_never_complete(self) -> None:
+        user = make_membership().user
+        for _ in range(5):
+            self.start_from_anywhere(user.email)
+        codes = {mail.code for mail in self.mails()}
+
+        claim_token = self.start_from_anywhere(user.email).json()["claim_token"]
+
+        answers = {self.complete(claim_token, code).json()["error"]["code"] for code in codes}
+        self.assertEqual(answers, {"invalid_code"})
+
+    def test_an_unknown_email_is_counted_alike(self) -> None:
+        for _ in range(6):
+            self.start_from_anywhere("nobody@example.test")
+
+        last = AuditEvent.objects.filter(action=AuditAction.CLAIM_START).latest("id")
+        self.assertEqual(last.detail, SUPPRESSED_EMAIL_DETAIL)
+        self.assertIsNone(last.person_id)
+
+    def test_the_count_starts_again_an_hour_later(self) -> None:
+        user = make_membership().user
+        for _ in range(6):
+            self.start_from_anywhere(user.email)
+        self.clear_inbox()
+
+        self.clock.advance(3600)
+        self.start_from_anywhere(user.email)
+
+        self.assertEqual(len(self.mails()), 1)
+
+    def test_the_limit_is_a_setting(self) -> None:
+        user = make_membership().user
+        with override_settings(OPERATOR=operator_overrides(headless_emails_per_recipient_per_hour=2)):
+            for _ in range(3):
+                self.start_from_anywhere(user.email)
+
+        self.assertEqual(len(self.mails()), 2)
 
 
 class SharedCountTests(HeadlessTestCase):
