@@ -156,6 +156,9 @@ def _asks_for_no_prompt(request: HttpRequest) -> bool:
 
 
 @no_referrer
+# The consent page lists the person's organizations and a CSRF token, and its URL the
+# request: no cache keeps any answer of this view (the 403 and error pages too).
+@method_decorator(never_cache, name="dispatch")
 @method_decorator(limited(AUTHORIZATION), name="dispatch")
 class AuthorizeView(AuthorizationView):
     """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
