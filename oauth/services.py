@@ -309,11 +309,15 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
 def purge_unused_clients(*, now: datetime) -> int:
     """Delete dynamically registered clients that never obtained a token within the retention; return how many.
 
-    Only RFC 7591 registrations: clients created by staff and Client ID Metadata
-    Document clients (fetched again when they return) are never purged. A client
-    that got as far as a grant but never exchanged it goes too, with its grant.
+    The retention is `OPERATOR["unused_client_retention_hours"]` (24): a client
+    registers right before its first authorization, and registration is open,
+    so unused clients are what anyone can pile up (docs/limits.md#registered-clients).
+    A client that ever obtained a token is kept. Only RFC 7591 registrations:
+    clients created by staff and Client ID Metadata Document clients (fetched
+    again when they return) are never purged. A client that got as far as a
+    grant but never exchanged it goes too, with its grant.
     """
-    cutoff = now - timedelta(days=operator_settings().unused_client_retention_days)
+    cutoff = now - timedelta(hours=operator_settings().unused_client_retention_hours)
     unused = Application.objects.filter(
         registration_source=Application.RegistrationSource.DCR, last_used_at__isnull=True, created__lt=cutoff
     )
