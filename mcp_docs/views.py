@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
 from mcp_docs.page_html import page_html, page_links, page_url
 from mcp_docs.selectors import INDEX_PAGE, docs_library
@@ -17,6 +18,8 @@ MARKDOWN_TYPE = "text/markdown"
 HTML_TYPE = "text/html"
 
 
+# The answer depends on Accept (HTML or Markdown): a cache must not give one to the other.
+@vary_on_headers("Accept")
 @require_safe
 def docs_page(request: HttpRequest, page: str | None = None) -> HttpResponse:
     """`/docs/` and `/docs/<page>`: one page of `docs/` (never `docs/development/`), with the page list.

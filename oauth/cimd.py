@@ -9,7 +9,9 @@ reason and remembers it in the cache for as long as DOT's failure backoff
 lasts, so `cimd_failure_message` can name it on the error page
 (docs/authentication.md#client-id-metadata-documents). It also runs DOT's
 own metadata rules (public client, redirect URIs, grant types) on a fetched
-document, which DOT runs only after the fetcher returns, out of our sight.
+document, which DOT runs only after the fetcher returns, out of our sight, and
+the bounds every registration obeys (oauth/metadata_bounds.py), which DOT
+does not check at all.
 
 The authorization endpoint judges the request, and so fetches the document,
 before it sends a person to sign in (`oauth.views.AuthorizeView`): an unusable
@@ -29,6 +31,8 @@ from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher, is_cimd_client_
 from oauth2_provider.cimd import _build_application_kwargs as build_application_kwargs
 from oauth2_provider.settings import oauth2_settings
 
+from oauth.metadata_bounds import MetadataOverBound, require_metadata_within_bounds
+
 FAILURE_CACHE_PREFIX = "oauth.cimd-failure:"
 
 
@@ -44,6 +48,10 @@ class CimdFailure(StrEnum):
     CONFIDENTIAL = "the document holds a client secret or an authentication method other than none"
     NO_REDIRECT_URIS = "the document lists no redirect_uris"
     GRANT_TYPES = "the document's grant_types must be authorization_code, and refresh_token if wanted"
+    OVER_BOUND = (
+        "the document is over a limit this server sets on client metadata "
+        "(at most 10 redirect_uris, 2,000 characters per URI, 255 for client_name)"
+    )
     INVALID = "the document is not valid client metadata (see the redirect URI and public client rules)"
 
 
@@ -97,6 +105,12 @@ class ExplainingMetadataFetcher:
         if metadata.get("client_id") != client_id:
             record_cimd_failure(client_id, failure=CimdFailure.MISMATCH)
             raise CIMDError("document client_id does not match the client_id URL")
+        # The bounds of a registration hold for a document too: DOT does not check them.
+        try:
+            require_metadata_within_bounds(metadata)
+        except MetadataOverBound as over:
+            record_cimd_failure(client_id, failure=CimdFailure.OVER_BOUND)
+            raise CIMDError(str(over)) from None
         try:
             build_application_kwargs(metadata)
         except CIMDError as error:

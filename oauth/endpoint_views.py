@@ -14,9 +14,35 @@ from oauth2_provider import views as dot_views
 from oauth2_provider.views import DynamicClientRegistrationView
 from oauth2_provider.views.dynamic_client_registration import _error_response
 
-from oauth.limits import REGISTRATION, REVOCATION, TOKEN, limited
+from oauth.limits import REGISTRATION, REVOCATION, TOKEN, limited, presented_client_id
 from oauth.services import ClientMetadataError, RegistrationClosed, register_client
+from operator_core.conf import operator_settings
 from operator_core.json_bodies import MalformedJson, parse_json_body
+
+ERROR_INVALID_CLIENT = "invalid_client"
+
+
+def _basic_and_body_clients_disagree(request: HttpRequest) -> bool:
+    """Whether HTTP Basic authenticates one client while the body's `client_id` names another."""
+    scheme, _, _ = request.headers.get("Authorization", "").partition(" ")
+    body_client_id = request.POST.get("client_id")
+    if scheme.lower() != "basic" or not body_client_id:
+        return False
+    basic_client_id = presented_client_id(request)
+    return basic_client_id is not None and basic_client_id != body_client_id
+
+
+def _conflicting_clients_response() -> JsonResponse:
+    """401 `invalid_client` with a Basic challenge (RFC 6749 §5.2: the scheme the client used).
+
+    oauthlib answers this case `server_error`, as if the server had failed.
+    """
+    body = {
+        "error": ERROR_INVALID_CLIENT,
+        "error_description": "The client_id in the body is not the client authenticated by HTTP Basic.",
+    }
+    headers = {"WWW-Authenticate": f'Basic realm="{operator_settings().issuer}"', "Cache-Control": "no-store"}
+    return JsonResponse(body, status=401, headers=headers)
 
 
 @method_decorator(limited(TOKEN, per_client=True), name="dispatch")
@@ -25,11 +51,17 @@ class TokenView(dot_views.TokenView):
 
     With the grant row locked in `validate_code`, two concurrent exchanges of one
     code serialize: the second finds the code redeemed and revokes what the first
-    issued, instead of both minting tokens.
+    issued, instead of both minting tokens. A request whose HTTP Basic client and
+    body `client_id` differ is `invalid_client` before DOT sees it.
     """
 
-    @method_decorator(transaction.atomic)
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if _basic_and_body_clients_disagree(request):
+            return _conflicting_clients_response()
+        return self._exchange(request, *args, **kwargs)
+
+    @method_decorator(transaction.atomic)
+    def _exchange(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return super().post(request, *args, **kwargs)
 
 

@@ -86,7 +86,7 @@ class Application(AbstractApplication):
         help_text="Stored as a keyed digest on save: copy a new secret before saving.",
     )
     # The last code exchange or refresh; a registered client that never got this far is
-    # deleted after OPERATOR["unused_client_retention_days"] (oauth.services.purge_unused_clients).
+    # deleted after OPERATOR["unused_client_retention_hours"] (oauth.services.purge_unused_clients).
     last_used_at = models.DateTimeField(null=True, blank=True)
     # OIDC Dynamic Client Registration `application_type`, stored and echoed. It does not
     # decide which redirect URIs are accepted: oauth/redirect_uris.py says why.

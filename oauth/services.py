@@ -29,6 +29,7 @@ from oauth2_provider.views.dynamic_client_registration import _build_application
 
 from oauth.audit_trail import record_code_replay
 from oauth.client_secrets import client_secret_digest, digest_matches, is_client_secret_digest, is_password_hash
+from oauth.metadata_bounds import MetadataOverBound, require_metadata_within_bounds
 from oauth.models import Application, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
@@ -259,13 +260,18 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
 
     Public clients register with `token_endpoint_auth_method: none`; any other
     supported method makes a confidential client whose secret appears only in
-    this response (it is stored as a keyed digest). Raises ClientMetadataError,
-    and RegistrationClosed while registration is closed.
+    this response (it is stored as a keyed digest). Raises ClientMetadataError
+    (`invalid_client_metadata` for metadata over a bound of oauth/metadata_bounds.py,
+    checked first), and RegistrationClosed while registration is closed.
     """
     if operator_settings().client_registration == REGISTRATION_CLOSED:
         raise RegistrationClosed()
     # A null member counts as absent: RFC 7591 §2 makes every member optional.
     data = {name: value for name, value in data.items() if value is not None}
+    try:
+        require_metadata_within_bounds(data)
+    except MetadataOverBound as over:
+        raise ClientMetadataError("invalid_client_metadata", str(over)) from None
     application_type = _check_client_metadata(data)
     _require_allowed_redirect_hosts(data["redirect_uris"])
     app_kwargs, error = _build_application_kwargs(data)
@@ -303,11 +309,15 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
 def purge_unused_clients(*, now: datetime) -> int:
     """Delete dynamically registered clients that never obtained a token within the retention; return how many.
 
-    Only RFC 7591 registrations: clients created by staff and Client ID Metadata
-    Document clients (fetched again when they return) are never purged. A client
-    that got as far as a grant but never exchanged it goes too, with its grant.
+    The retention is `OPERATOR["unused_client_retention_hours"]` (24): a client
+    registers right before its first authorization, and registration is open,
+    so unused clients are what anyone can pile up (docs/limits.md#registered-clients).
+    A client that ever obtained a token is kept. Only RFC 7591 registrations:
+    clients created by staff and Client ID Metadata Document clients (fetched
+    again when they return) are never purged. A client that got as far as a
+    grant but never exchanged it goes too, with its grant.
     """
-    cutoff = now - timedelta(days=operator_settings().unused_client_retention_days)
+    cutoff = now - timedelta(hours=operator_settings().unused_client_retention_hours)
     unused = Application.objects.filter(
         registration_source=Application.RegistrationSource.DCR, last_used_at__isnull=True, created__lt=cutoff
     )

@@ -19,7 +19,7 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.debug import sensitive_post_parameters
-from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import (
     AuthorizationView,
@@ -156,6 +156,9 @@ def _asks_for_no_prompt(request: HttpRequest) -> bool:
 
 
 @no_referrer
+# The consent page lists the person's organizations and a CSRF token, and its URL the
+# request: no cache keeps any answer of this view (the 403 and error pages too).
+@method_decorator(never_cache, name="dispatch")
 @method_decorator(limited(AUTHORIZATION), name="dispatch")
 class AuthorizeView(AuthorizationView):
     """DOT's authorization endpoint with our consent page, organization chooser and 403 page.
@@ -168,6 +171,8 @@ class AuthorizeView(AuthorizationView):
       which oauthlib copies onto its request for the validator to bind to the grant;
     - every redirect back to the client carries `iss` (RFC 9207), errors included;
     - every Allow and Deny is written to the audit trail, with the organization chosen;
+    - Deny, like Allow, answers a consent form whose client and redirect URI do not match with the
+      error page: no redirect and no audit row (RFC 6749 §4.1.2.1);
     - a client the chosen organization's policy does not admit is refused with a page (oauth/consent_refusal.py);
     - requests are limited per IP address (oauth/limits.py).
     """
@@ -252,8 +257,15 @@ class AuthorizeView(AuthorizationView):
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:
         self.organization = None
-        if not get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).exists():
+        client_id = form.cleaned_data["client_id"]
+        if not get_application_model().objects.filter(client_id=client_id).exists():
             return self.form_invalid(form)
+        # The hidden fields can be edited: Deny checks the pair as oauthlib does for Allow, or it
+        # would redirect to any URI and record a client the page never showed (RFC 6749 §4.1.2.1).
+        if registered_redirect_uri_or_none(client_id, redirect_uri=form.cleaned_data["redirect_uri"]) is None:
+            return self.error_response(
+                FatalClientError(error=oauthlib_errors.MismatchingRedirectURIError()), application=None
+            )
         if form.cleaned_data.get("allow"):
             try:
                 self.organization = require_eligible_organization(

@@ -47,7 +47,7 @@ class OperatorSettings:
     oauth_registrations_per_hour: int
     client_registration: str
     registration_redirect_hosts: tuple[str, ...]
-    unused_client_retention_days: int
+    unused_client_retention_hours: int
     audit_retention_days: int
     trusted_proxies: int
     max_request_bytes: int

@@ -6,6 +6,7 @@ connect each client, who is signed in and where they manage their connections) a
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from operator_core.errors import NotFound, OperatorError, as_json_response
@@ -16,6 +17,8 @@ PROTOCOL_REVISION = "2026-07-28"
 ERROR_TEMPLATE = "site_pages/error.html"
 
 
+# It names who is signed in and the organizations they administer: never cached.
+@never_cache
 @require_safe
 def front_page(request: HttpRequest) -> HttpResponse:
     context = {"addresses": site_addresses(), "revision": PROTOCOL_REVISION}

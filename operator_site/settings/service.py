@@ -48,8 +48,9 @@ OPERATOR = {
     # a non-empty host list admits only redirect URIs on those hosts.
     "client_registration": env.env_choice("OPERATOR_CLIENT_REGISTRATION", "open", ("open", "closed")),
     "registration_redirect_hosts": env.env_list("OPERATOR_REGISTRATION_REDIRECT_HOSTS", []),
-    # A registered client that never obtained a token is deleted this long after registering.
-    "unused_client_retention_days": 30,
+    # A registered client that never obtained a token is deleted this long after registering
+    # (docs/limits.md#registered-clients): a client registers right before its first authorization.
+    "unused_client_retention_hours": 24,
     "audit_retention_days": env.env_int("OPERATOR_AUDIT_RETENTION_DAYS", 180),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
     "max_request_bytes": 1024 * 1024,

@@ -348,3 +348,27 @@ class ConfidentialClientTests(OAuthTestCase):
         self.assertEqual(response.status_code, 401)
         self.assertEqual(response.json()["error"], "invalid_client")
         self.assertFalse(AccessToken.objects.exists())
+
+    def test_basic_client_and_a_different_body_client_id_are_invalid_client(self) -> None:
+        registered = self.register(token_endpoint_auth_method="client_secret_basic")
+        other = self.register()["client_id"]
+        self.sign_in(make_membership(role=Role.MEMBER).user)
+        authorization = self.authorize(registered["client_id"])
+        credentials = base64.b64encode(f"{registered['client_id']}:{registered['client_secret']}".encode()).decode()
+
+        response = self.api.post(
+            "/api/auth/oauth2/token",
+            {
+                "grant_type": "authorization_code",
+                "code": authorization.code,
+                "redirect_uri": REDIRECT_URI,
+                "client_id": other,
+                "code_verifier": authorization.verifier,
+            },
+            HTTP_AUTHORIZATION=f"Basic {credentials}",
+        )
+
+        self.assertEqual(response.status_code, 401, response.content)
+        self.assertEqual(response.json()["error"], "invalid_client")
+        self.assertEqual(response["WWW-Authenticate"], 'Basic realm="http://testserver/api/auth"')
+        self.assertFalse(AccessToken.objects.exists())

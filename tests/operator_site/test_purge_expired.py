@@ -79,7 +79,7 @@ class PurgeExpiredTests(TestCase):
         self.assertIn("1 exchanged codes", output)
 
 
-def _registered_client(*, days_ago: int, source: str, used: bool = False) -> Application:
+def _registered_client(*, days_ago: float, source: str, used: bool = False) -> Application:
     application = Application.objects.create(
         name="client",
         client_type=Application.CLIENT_PUBLIC,
@@ -99,16 +99,21 @@ class PurgeClientsAndAuditTests(TestCase):
         call_command("purge_expired", stdout=out)
         return out.getvalue()
 
-    def test_registered_clients_never_used_within_30_days_are_deleted(self) -> None:
+    def test_registered_clients_that_never_obtained_a_token_within_24_hours_are_deleted(self) -> None:
         dcr = Application.RegistrationSource.DCR
-        stale = _registered_client(days_ago=31, source=dcr)
-        young = _registered_client(days_ago=29, source=dcr)
-        used = _registered_client(days_ago=90, source=dcr, used=True)
+        stale = _registered_client(days_ago=25 / 24, source=dcr)
+        young = _registered_client(days_ago=23 / 24, source=dcr)
+        used = _registered_client(days_ago=2, source=dcr, used=True)
+        used_long_ago = _registered_client(days_ago=90, source=dcr, used=True)
         by_staff = _registered_client(days_ago=90, source=Application.RegistrationSource.MANUAL)
+        from_document = _registered_client(days_ago=2, source=Application.RegistrationSource.CIMD)
 
         output = self.purge()
 
-        self.assertEqual(set(Application.objects.values_list("pk", flat=True)), {young.pk, used.pk, by_staff.pk})
+        self.assertEqual(
+            set(Application.objects.values_list("pk", flat=True)),
+            {young.pk, used.pk, used_long_ago.pk, by_staff.pk, from_document.pk},
+        )
         self.assertFalse(Application.objects.filter(pk=stale.pk).exists())
         self.assertIn("1 unused clients", output)
 

@@ -18,7 +18,7 @@ class Command(BaseCommand):
     help = (
         "Delete expired OAuth tokens and grants, exchanged-code records, refresh answers kept past "
         "their grace window, headless claims, Idempotency-Key records, finished email attempts, "
-        "audit events past their retention and registered clients never used. "
+        "audit events past their retention and registered clients that obtained no token within 24 hours. "
         "Safe to run at any time; run it daily."
     )
 
