@@ -9,6 +9,7 @@ from audit.models import AuditAction, AuditEvent
 from audit.services import record_tool_call
 from oauth.models import Application, ClientPolicy
 from organizations.models import Role
+from organizations.services import record_role_change
 from tests.agent_auth.support import HeadlessTestCase
 from tests.factories import PASSWORD, make_membership, make_organization
 from tests.mcp_requests import envelope, post_mcp
@@ -184,6 +185,47 @@ class OrganizationConnectionsTests(ConnectionsTestCase):
         self.assertContains(bad_host, "is not a host name", status_code=400)
         self.assertFalse(ClientPolicy.objects.exists())
         self.assertFalse(AuditEvent.objects.filter(action=AuditAction.CLIENT_POLICY_CHANGE).exists())
+
+
+class EndedConnectionTests(ConnectionsTestCase):
+    """A refresh refused by the client policy or the role ends the connection: it leaves both pages,
+    and stays off them when the policy is loosened or the role given back."""
+
+    def post_policy(self, mode: str) -> None:
+        response = self.as_person(self.admin).post(f"{organization_page(self.organization)}policy", {"mode": mode})
+        self.assertEqual(response.status_code, 302)
+
+    def assert_ended_on_both_pages(self) -> None:
+        organization = self.as_person(self.admin).get(organization_page(self.organization))
+        self.assertEqual(organization.context["rows"], [])
+        self.assertContains(organization, 'id="no-connections"')
+        mine = self.as_person(self.member).get(MINE)
+        self.assertEqual(mine.context["rows"], [])
+        self.assertContains(mine, 'id="no-connections"')
+
+    def test_a_connection_refused_by_the_policy_stays_ended_once_the_policy_is_loosened(self) -> None:
+        self.post_policy("listed")
+        self.assertEqual(self.refresh(self.client_id, self.tokens["refresh_token"]).status_code, 400)
+
+        self.post_policy("any")
+
+        self.assert_ended_on_both_pages()
+
+    def test_a_connection_refused_for_the_role_stays_ended_once_the_role_is_given_back(self) -> None:
+        membership = self.member.memberships.get(organization=self.organization)
+        record_role_change(membership=membership, role=Role.LEARNER, changed_by=self.admin)
+        self.assertEqual(self.refresh(self.client_id, self.tokens["refresh_token"]).status_code, 400)
+
+        record_role_change(membership=membership, role=Role.MEMBER, changed_by=self.admin)
+
+        self.assert_ended_on_both_pages()
+
+    def test_a_tightened_policy_leaves_a_connection_listed_until_its_next_refresh(self) -> None:
+        self.post_policy("listed")
+
+        (row,) = self.as_person(self.admin).get(organization_page(self.organization)).context["rows"]
+
+        self.assertEqual(row.client_id, self.client_id)
 
 
 class DjangoAdminTests(ConnectionsTestCase):
