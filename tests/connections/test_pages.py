@@ -228,6 +228,36 @@ class EndedConnectionTests(ConnectionsTestCase):
         self.assertEqual(row.client_id, self.client_id)
 
 
+class PolicyPageTests(ConnectionsTestCase):
+    """What the policy page says it cannot tell apart, and which clients it marks public
+    (docs/managing-connections.md#what-the-policy-cannot-tell-apart)."""
+
+    MARK = "a public client: any local app can present its ID"
+
+    def choice_label(self, response, client_id: str) -> str:
+        html = response.content.decode()
+        start = html.index(f'name="clients" value="{client_id}"')
+        return html[start : html.index("</label>", start)]
+
+    def test_the_page_says_what_it_cannot_tell_apart_and_marks_public_clients_only(self) -> None:
+        confidential = Application.objects.create(
+            name="Staff Server",
+            client_type=Application.CLIENT_CONFIDENTIAL,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="https://staff.example.test/callback",
+        )
+
+        response = self.as_person(self.admin).get(organization_page(self.organization))
+
+        self.assertContains(response, 'id="public-clients"')
+        self.assertContains(response, "any app on a person's computer can present the ID of a public client")
+        self.assertContains(response, "RFC 8252 &sect;7.3")
+        self.assertContains(response, 'id="headless-path"')
+        self.assertContains(response, "The headless path (an agent signing in with an email code) does not go through")
+        self.assertIn(self.MARK, self.choice_label(response, self.client_id))
+        self.assertNotIn(self.MARK, self.choice_label(response, confidential.client_id))
+
+
 class DjangoAdminTests(ConnectionsTestCase):
     def test_the_client_list_shows_registration_kind_and_last_use(self) -> None:
         self.admin.is_staff = self.admin.is_superuser = True
