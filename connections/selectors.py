@@ -103,6 +103,8 @@ class ClientChoice:
     application: Application
     registration: str
     listed: bool
+    # No secret: any local app can present its ID (docs/managing-connections.md#what-the-policy-cannot-tell-apart).
+    public: bool
 
 
 def client_choices(organization: Organization, rows: list[ConnectionRow]) -> list[ClientChoice]:
@@ -115,7 +117,10 @@ def client_choices(organization: Organization, rows: list[ConnectionRow]) -> lis
     applications = Application.objects.filter(offered | Q(pk__in=listed)).order_by("name", "client_id")
     return [
         ClientChoice(
-            application=application, registration=registration_label(application), listed=application.pk in listed
+            application=application,
+            registration=registration_label(application),
+            listed=application.pk in listed,
+            public=application.client_type == Application.CLIENT_PUBLIC,
         )
         for application in applications
     ]

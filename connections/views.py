@@ -106,5 +106,7 @@ def change_client_policy(request: HttpRequest, organization: Organization) -> Ht
         metadata_hosts=hosts,
         applications=applications,
     )
-    messages.success(request, "Client policy saved. Connections it no longer admits end at their next refresh.")
+    messages.success(
+        request, "Client policy saved. Connections it no longer admits end at their next refresh, for good."
+    )
     return redirect("connections:organization", slug=organization.slug)

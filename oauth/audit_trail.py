@@ -2,8 +2,9 @@
 
 One function per event, each appending one row through `audit.services.record_event`
 in the caller's transaction: a consent (granted or denied, with the organization
-chosen), a code exchanged, tokens refreshed, a token revoked, a replayed code
-and a reused refresh token (each answered `invalid_grant` and revoking what it
+chosen), a code exchanged, tokens refreshed, a refresh refused because of the
+role or the client policy, a token revoked, a replayed code and a reused
+refresh token (each refusal answered `invalid_grant` and revoking what it
 reached). Rows carry the person, the organization, the client's id and name and
 the scopes; never a token, a code or a secret: tokens are looked up here by
 their SHA-256 checksum, the way DOT stores them, and the checksum is not kept.
@@ -27,6 +28,9 @@ GRANT_AUTHORIZATION_CODE = "authorization_code"
 GRANT_REFRESH_TOKEN = "refresh_token"
 TOKEN_TYPE_ACCESS = "access_token"
 TOKEN_TYPE_REFRESH = "refresh_token"
+# Why a refresh was refused and its connection ended (`record_refresh_refused`).
+REASON_ROLE = "role"
+REASON_CLIENT_POLICY = "client_policy"
 
 
 def _checksum(token: str) -> str:
@@ -103,6 +107,24 @@ def record_refresh_token_reuse(*, rotated: Any, client: Any, reason: str) -> Non
         outcome=InvalidGrantError.error,
         person_id=rotated.user_id,
         organization_id=rotated.organization_id,
+        client_id=client.client_id,
+        client_name=client.name,
+        detail={"reason": reason},
+    )
+
+
+def record_refresh_refused(*, refresh_token: Any, client: Application, reason: str) -> None:
+    """A refresh refused `invalid_grant` because of `reason`, which ended its connection: the family is revoked.
+
+    `reason` is `REASON_ROLE` (the person no longer holds admin or member in the
+    bound organization) or `REASON_CLIENT_POLICY` (the organization's client
+    policy no longer admits the client); docs/managing-connections.md#how-access-ends.
+    """
+    record_event(
+        AuditAction.REFRESH,
+        outcome=InvalidGrantError.error,
+        person_id=refresh_token.user_id,
+        organization_id=refresh_token.organization_id,
         client_id=client.client_id,
         client_name=client.name,
         detail={"reason": reason},

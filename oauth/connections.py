@@ -5,7 +5,8 @@ client, into one organization, kept alive by rotation. It is live while its
 newest refresh token is neither revoked nor past its lifetime. It ends when
 the client revokes its refresh token, or when a refresh is refused because the
 person lost their role or the organization's client policy no longer admits
-the client; the service offers no control to end one itself.
+the client (`end_refused_connection`); the service offers no control to end one
+itself.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 from oauth2_provider.models import get_refresh_token_model
 
+from oauth import audit_trail
 from oauth.models import Application
+from oauth.refresh_grace import revoke_token_family
 from operator_core.conf import operator_settings
 from organizations.models import Organization
 
@@ -72,3 +75,24 @@ def oauth_connections(
     if organization_id is not None:
         heads = heads.filter(organization_id=organization_id)
     return [_connection(head) for head in heads]
+
+
+def end_refused_connection(refresh_token: RefreshToken, *, client: Application, reason: str) -> None:
+    """End the connection of `refresh_token`, whose refresh is refused for `reason`, and record why.
+
+    The whole family goes: its live refresh token, its access tokens, and the
+    answers kept for its grace windows, so that no rotated token of it is
+    answered again either (`oauth.refresh_grace`). Refusing alone would only
+    pause the connection: loosening the policy, or giving the role back, would
+    make the same refresh token work again, with no new consent. The client is
+    answered `invalid_grant` as before (docs/authentication.md#refresh-tokens);
+    this makes the answer final. It runs in the token request's transaction,
+    which commits a refusal like any other answer (`oauth.endpoint_views.TokenView`).
+    """
+    if refresh_token.token_family is None:
+        # DOT's family revocation skips a token without a family (one made outside the
+        # token endpoint): revoke that token and its access token alone.
+        refresh_token.revoke()
+    else:
+        revoke_token_family(refresh_token.token_family)
+    audit_trail.record_refresh_refused(refresh_token=refresh_token, client=client, reason=reason)

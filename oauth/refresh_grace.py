@@ -33,6 +33,7 @@ import hashlib
 import json
 import logging
 import os
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -297,10 +298,19 @@ def _revoke_family(rotated: Any, *, client: Any, reason: str) -> None:
     if not RefreshToken.objects.filter(token_family=family, revoked__isnull=True).exists():
         _audit(EVENT_REPLAY_REFUSED, rotated=rotated, client_id=client.client_id, reason=REASON_FAMILY_REVOKED)
         return
-    RefreshToken.revoke_family(family)
-    RefreshRotation.objects.filter(rotated__token_family=family).delete()
+    revoke_token_family(family)
     audit_trail.record_refresh_token_reuse(rotated=rotated, client=client, reason=reason)
     _audit(EVENT_REUSE_FAMILY_REVOKED, rotated=rotated, client_id=client.client_id, reason=reason)
+
+
+def revoke_token_family(token_family: uuid.UUID) -> None:
+    """Revoke every refresh token of the family, delete its access tokens and forget its kept answers.
+
+    With the kept answers gone, no rotated token of the family is answered again
+    within its window: what a replay would hand out is revoked.
+    """
+    RefreshToken.revoke_family(token_family)
+    RefreshRotation.objects.filter(rotated__token_family=token_family).delete()
 
 
 def _audit(event: str, *, rotated: Any, client_id: str, reason: str | None = None) -> None:

@@ -8,7 +8,8 @@ docs/development/decisions.md#authorization-server):
   is what `oauth.tokens.generate_access_token` reads);
 - refuse a code exchange or a refresh when the person is no longer admin or
   member of the bound organization, or the organization's client policy no
-  longer admits the client (`invalid_grant`; oauth/client_policy.py);
+  longer admits the client (`invalid_grant`; oauth/client_policy.py); a refresh
+  refused so ends its connection (`oauth.connections.end_refused_connection`);
 - carry the moment of consent from refresh token to refresh token
   (`authorized_at`, shown as "first authorized" on the connections pages);
 - refuse a `resource` other than the operator endpoint (`invalid_target`,
@@ -42,6 +43,7 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from oauth import audit_trail, refresh_grace, services
 from oauth.client_policy import client_admitted
+from oauth.connections import end_refused_connection
 from oauth.selectors import holds_operator_role
 from operator_core.conf import operator_settings
 
@@ -228,9 +230,13 @@ class OperatorOAuth2Validator(OAuth2Validator):
         organization_id = refresh_token_row.organization_id
         if organization_id is None:
             return False
+        # Refused for good: the connection ends, so a role given back or a policy
+        # loosened again does not revive it (oauth.connections.end_refused_connection).
         if not holds_operator_role(user_id=request.user.pk, organization_id=organization_id):
+            end_refused_connection(refresh_token_row, client=client, reason=audit_trail.REASON_ROLE)
             return False
         if not client_admitted(client, organization_id=organization_id):
+            end_refused_connection(refresh_token_row, client=client, reason=audit_trail.REASON_CLIENT_POLICY)
             return False
         request.organization_id = str(organization_id)
         return True

@@ -9,6 +9,7 @@ from audit.models import AuditAction, AuditEvent
 from audit.services import record_tool_call
 from oauth.models import Application, ClientPolicy
 from organizations.models import Role
+from organizations.services import record_role_change
 from tests.agent_auth.support import HeadlessTestCase
 from tests.factories import PASSWORD, make_membership, make_organization
 from tests.mcp_requests import envelope, post_mcp
@@ -184,6 +185,77 @@ class OrganizationConnectionsTests(ConnectionsTestCase):
         self.assertContains(bad_host, "is not a host name", status_code=400)
         self.assertFalse(ClientPolicy.objects.exists())
         self.assertFalse(AuditEvent.objects.filter(action=AuditAction.CLIENT_POLICY_CHANGE).exists())
+
+
+class EndedConnectionTests(ConnectionsTestCase):
+    """A refresh refused by the client policy or the role ends the connection: it leaves both pages,
+    and stays off them when the policy is loosened or the role given back."""
+
+    def post_policy(self, mode: str) -> None:
+        response = self.as_person(self.admin).post(f"{organization_page(self.organization)}policy", {"mode": mode})
+        self.assertEqual(response.status_code, 302)
+
+    def assert_ended_on_both_pages(self) -> None:
+        organization = self.as_person(self.admin).get(organization_page(self.organization))
+        self.assertEqual(organization.context["rows"], [])
+        self.assertContains(organization, 'id="no-connections"')
+        mine = self.as_person(self.member).get(MINE)
+        self.assertEqual(mine.context["rows"], [])
+        self.assertContains(mine, 'id="no-connections"')
+
+    def test_a_connection_refused_by_the_policy_stays_ended_once_the_policy_is_loosened(self) -> None:
+        self.post_policy("listed")
+        self.assertEqual(self.refresh(self.client_id, self.tokens["refresh_token"]).status_code, 400)
+
+        self.post_policy("any")
+
+        self.assert_ended_on_both_pages()
+
+    def test_a_connection_refused_for_the_role_stays_ended_once_the_role_is_given_back(self) -> None:
+        membership = self.member.memberships.get(organization=self.organization)
+        record_role_change(membership=membership, role=Role.LEARNER, changed_by=self.admin)
+        self.assertEqual(self.refresh(self.client_id, self.tokens["refresh_token"]).status_code, 400)
+
+        record_role_change(membership=membership, role=Role.MEMBER, changed_by=self.admin)
+
+        self.assert_ended_on_both_pages()
+
+    def test_a_tightened_policy_leaves_a_connection_listed_until_its_next_refresh(self) -> None:
+        self.post_policy("listed")
+
+        (row,) = self.as_person(self.admin).get(organization_page(self.organization)).context["rows"]
+
+        self.assertEqual(row.client_id, self.client_id)
+
+
+class PolicyPageTests(ConnectionsTestCase):
+    """What the policy page says it cannot tell apart, and which clients it marks public
+    (docs/managing-connections.md#what-the-policy-cannot-tell-apart)."""
+
+    MARK = "a public client: any local app can present its ID"
+
+    def choice_label(self, response, client_id: str) -> str:
+        html = response.content.decode()
+        start = html.index(f'name="clients" value="{client_id}"')
+        return html[start : html.index("</label>", start)]
+
+    def test_the_page_says_what_it_cannot_tell_apart_and_marks_public_clients_only(self) -> None:
+        confidential = Application.objects.create(
+            name="Staff Server",
+            client_type=Application.CLIENT_CONFIDENTIAL,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="https://staff.example.test/callback",
+        )
+
+        response = self.as_person(self.admin).get(organization_page(self.organization))
+
+        self.assertContains(response, 'id="public-clients"')
+        self.assertContains(response, "any app on a person's computer can present the ID of a public client")
+        self.assertContains(response, "RFC 8252 &sect;7.3")
+        self.assertContains(response, 'id="headless-path"')
+        self.assertContains(response, "The headless path (an agent signing in with an email code) does not go through")
+        self.assertIn(self.MARK, self.choice_label(response, self.client_id))
+        self.assertNotIn(self.MARK, self.choice_label(response, confidential.client_id))
 
 
 class DjangoAdminTests(ConnectionsTestCase):

@@ -254,7 +254,8 @@ class RefreshTests(OAuthTestCase):
         response = self.refresh(self.client_id, self.tokens["refresh_token"])
 
         self.assertOAuthError(response, "invalid_grant")
-        self.assertEqual(AccessToken.objects.count(), 1)
+        # Nothing minted, and the connection ended: its access token is revoked too.
+        self.assertEqual(AccessToken.objects.count(), 0)
 
     def test_refresh_after_removal_from_the_organization_is_refused(self) -> None:
         Membership.objects.filter(pk=self.membership.pk).delete()
@@ -262,7 +263,8 @@ class RefreshTests(OAuthTestCase):
         response = self.refresh(self.client_id, self.tokens["refresh_token"])
 
         self.assertOAuthError(response, "invalid_grant")
-        self.assertEqual(AccessToken.objects.count(), 1)
+        # Nothing minted, and the connection ended: its access token is revoked too.
+        self.assertEqual(AccessToken.objects.count(), 0)
 
     def test_refresh_is_not_saved_by_a_role_in_another_organization(self) -> None:
         Membership.objects.filter(pk=self.membership.pk).update(role=Role.REQUESTER)
