@@ -1,4 +1,4 @@
-"""Root URLconf: each app mounts its own routes; admin sits at /admin/; site_pages answers 404 and 500."""
+"""Root URLconf: each app mounts its own routes; admin sits at /admin/; the error handlers (400, 404, 500)."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -15,5 +15,7 @@ urlpatterns = [
     path("", include("site_pages.urls")),
 ]
 
+# A request Django refuses to read (too many form fields): a 400 in the path's own format.
+handler400 = "operator_site.request_refusals.bad_request"
 handler404 = "site_pages.views.not_found"
 handler500 = "site_pages.views.server_error"
