@@ -3,6 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from operator_site.admin_sign_in import admin_sign_in
+
 # The MCP endpoints come first: every request walks this list in order, and
 # theirs are the requests that come by the thousand.
 urlpatterns = [
@@ -11,6 +13,8 @@ urlpatterns = [
     path("", include("oauth.urls")),
     path("", include("agent_auth.urls")),
     path("", include("connections.urls")),
+    # Before the admin's own routes: its sign-in answers a refusal with 429, as /api/auth/sign-in does.
+    path("admin/login/", admin_sign_in, name="admin-sign-in"),
     path("admin/", admin.site.urls),
     path("", include("site_pages.urls")),
 ]
