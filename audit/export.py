@@ -2,12 +2,13 @@
 
 One row per event, oldest first, with the person's and the actor's email and
 the organization's slug joined in, and the client's name where the event lacks
-one. Streams: the events are read in chunks, never all at once.
+one. Streams: the events are read in chunks, never all at once. Every CSV cell
+goes through `operator_core.csv_cells`, so no value a stranger chose (a
+client's name) opens as a formula; the JSON lines hold the values as they are.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -16,6 +17,7 @@ from django.db.models import QuerySet
 
 from audit.models import AuditEvent
 from audit.selectors import client_names
+from operator_core.csv_cells import SafeCsvWriter
 
 FORMAT_CSV = "csv"
 FORMAT_JSON_LINES = "jsonl"
@@ -65,7 +67,7 @@ def write_events(events: QuerySet[AuditEvent], stream: TextIO, *, file_format: s
     if file_format not in FORMATS:
         raise ValueError(f"file_format must be one of {FORMATS}")
     count = 0
-    writer = csv.DictWriter(stream, fieldnames=COLUMNS) if file_format == FORMAT_CSV else None
+    writer = SafeCsvWriter(stream, fieldnames=COLUMNS) if file_format == FORMAT_CSV else None
     if writer is not None:
         writer.writeheader()
     for row in export_rows(events):

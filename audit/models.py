@@ -32,6 +32,7 @@ class AuditAction(models.TextChoices):
     CLAIM_END = "claim_end", "Headless claim ended after too many wrong codes"
     ROLE_CHANGE = "role_change", "Role changed"
     CLIENT_POLICY_CHANGE = "client_policy_change", "Client policy changed"
+    SIGN_IN_REFUSAL = "sign_in_refusal", "Sign-in refused: too many attempts"
 
 
 class AuditEvent(models.Model):

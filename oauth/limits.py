@@ -15,6 +15,11 @@ registered code that tells a client to come back later, while `slow_down`
 The client of a token request is the `client_id` it names (HTTP Basic or the
 form body), before anything is authenticated: so that requests with wrong
 secrets count too. Only a digest of it reaches the cache.
+
+Both sign-in pages, the service's and the admin's, count through
+`require_sign_in_allowed`: the same counters per address and per email
+(`oauth.services.count_sign_in_attempt`), so a guess at either page counts
+against both, and the same audit event for a refusal.
 """
 
 from __future__ import annotations
@@ -29,9 +34,19 @@ from urllib.parse import unquote_plus
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from audit.models import AuditAction
+from audit.services import record_event
+from oauth.selectors import person_id_for_email_or_none
+from oauth.services import SIGN_IN_WINDOW_SECONDS, count_sign_in_attempt
+from operator_core.client_ip import client_ip
 from operator_core.conf import OperatorSettings, operator_settings
-from operator_core.errors import RateLimited
-from operator_core.rate_limits import FixedWindowLimiter, require_within_ip_limit, require_within_limit
+from operator_core.errors import RateLimited, RetryLater
+from operator_core.rate_limits import (
+    FixedWindowLimiter,
+    OnOutage,
+    require_within_ip_limit,
+    require_within_limit,
+)
 
 ERROR_TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
 MESSAGE = "Too many requests; retry later."
@@ -58,6 +73,16 @@ REVOCATION = EndpointLimit(
 )
 TOKEN_PER_CLIENT_GROUP = "oauth.token.client"
 CLIENT_WINDOW_SECONDS = 60
+# The sign-in pages, as the audit trail names them.
+SIGN_IN_PAGE = "sign_in"
+ADMIN_SIGN_IN_PAGE = "admin"
+# One refusal recorded per address and window: a refused flood writes one row a minute, not one a request.
+_REFUSAL_RECORDS = FixedWindowLimiter(
+    group="oauth.sign-in.refusal-record",
+    limit=1,
+    period_seconds=SIGN_IN_WINDOW_SECONDS,
+    on_outage=OnOutage.COUNT_PER_PROCESS,
+)
 
 
 def limited(endpoint: EndpointLimit, *, per_client: bool = False) -> Callable[[View], View]:
@@ -112,3 +137,26 @@ def rate_limited_response(error: RateLimited) -> JsonResponse:
         "error_description": f"Too many requests; retry after {seconds} seconds.",
     }
     return JsonResponse(body, status=429, headers={**error.headers, "Cache-Control": "no-store"})
+
+
+def require_sign_in_allowed(request: HttpRequest, *, email: str, page: str) -> None:
+    """Count one attempt at a sign-in `page` before its password is checked; raise `RetryLater` when refused.
+
+    `RateLimited` (429) past the limit per address or per email, and
+    `TemporarilyUnavailable` (503) while Redis does not answer: the limit fails
+    closed (docs/operations.md#outages). The first refusal of each address in a
+    window is audited (`sign_in_refusal`), naming the account of `email` when
+    there is one, never the address typed.
+    """
+    address = client_ip(request)
+    try:
+        count_sign_in_attempt(client_address=address, email=email)
+    except RetryLater as refusal:
+        if not _REFUSAL_RECORDS.count(address).exceeded:
+            record_event(
+                AuditAction.SIGN_IN_REFUSAL,
+                outcome=str(refusal.code),
+                person_id=person_id_for_email_or_none(email),
+                detail={"page": page},
+            )
+        raise

@@ -8,6 +8,7 @@ organizations where the person holds one of those roles
 import json
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from oauth2_provider.models import get_application_model
 from oauth2_provider.utils import jwk_from_pem
 
@@ -36,3 +37,10 @@ def registered_redirect_uri_or_none(client_id: str, *, redirect_uri: str) -> str
         registered = application.redirect_uris.split()
         return registered[0] if len(registered) == 1 else None
     return redirect_uri if application.redirect_uri_allowed(redirect_uri) else None
+
+
+def person_id_for_email_or_none(email: str) -> int | None:
+    """The id of the account signing in with `email` (any case), or None."""
+    if not email.strip():
+        return None
+    return get_user_model().objects.filter(email__iexact=email.strip()).values_list("pk", flat=True).first()

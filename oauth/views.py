@@ -32,13 +32,9 @@ from oauth.audit_trail import record_authorization_decision
 from oauth.authorization_errors import error_page_message
 from oauth.consent_refusal import refusal_outside_client_policy
 from oauth.forms import ConsentForm, SignInForm
-from oauth.limits import AUTHORIZATION, limited
+from oauth.limits import AUTHORIZATION, SIGN_IN_PAGE, limited, require_sign_in_allowed
 from oauth.selectors import eligible_organizations, registered_redirect_uri_or_none
-from oauth.services import (
-    count_sign_in_attempt,
-)
 from oauth.validators import require_operator_resource
-from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, RetryLater
 from operator_core.page_security import (
@@ -114,7 +110,7 @@ class SignInView(View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = SignInForm(request.POST)
         try:
-            count_sign_in_attempt(client_address=client_ip(request), email=request.POST.get("email", ""))
+            require_sign_in_allowed(request, email=request.POST.get("email", ""), page=SIGN_IN_PAGE)
         except RetryLater as error:
             # Over the limit (429), or Redis unavailable (503): the limit fails closed
             # rather than let password guessing through (docs/operations.md#outages).

@@ -6,12 +6,18 @@ from django.db.models.signals import post_migrate
 
 
 class OperatorSiteConfig(AppConfig):
-    """The wiring's own app: project-wide commands, the deployment checks and the development secrets."""
+    """The wiring's own app: project-wide commands, deployment checks, development secrets, the admin's sign-in."""
 
     name = "operator_site"
 
     def ready(self) -> None:
+        from django.contrib import admin
+
         from operator_site import checks  # noqa: F401  (registers the checks)
+        from operator_site.admin_sign_in import LimitedAdminAuthenticationForm
+
+        # The admin's sign-in counts against the service's sign-in limits (docs/operations.md#the-admin).
+        admin.site.login_form = LimitedAdminAuthenticationForm
 
         if not settings.PRODUCTION:
             # Sent once per app with models (this one has none); creating is idempotent.

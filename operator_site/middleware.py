@@ -20,9 +20,11 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware as DjangoXFra
 
 from oauth.failures import failure_response
 from operator_core import page_security
+from operator_core.conf import operator_settings
 from operator_core.errors import OperatorError, as_json_response
 from operator_core.mcp.jsonrpc import caught_error, error_response
 from operator_core.outages import error_for_failure
+from operator_core.request_refusals import refusal_for
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +62,11 @@ class ApiFailureMiddleware:
     the edge of the authorization server, whose views are DOT's, and a safety
     net behind the others. The failure is sorted once by
     `operator_core.outages.error_for_failure`: an outage of the database or
-    Redis is a 503 with `Retry-After`, anything else a logged 500. Other paths
-    (the admin, the docs pages) keep Django's handling.
+    Redis is a 503 with `Retry-After`, anything else a logged 500. A request
+    Django refused to read (`operator_core.request_refusals.refusal_for`) is
+    left to Django, whose `handler400` answers it in the path's format
+    (`operator_site.request_refusals`). Other paths (the admin, the docs pages)
+    keep Django's handling.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -73,6 +78,10 @@ class ApiFailureMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         render = _renderer_for(request.path)
         if render is None:
+            return None
+        if refusal_for(exception, max_bytes=operator_settings().max_request_bytes) is not None:
+            # The client's fault (a form with too many fields): Django logs it as a security
+            # event and answers 400 through `handler400`, in this path's format.
             return None
         error = error_for_failure(
             exception, logger=logger, context=f"{request.method} {request.path}", message="Internal error."

@@ -36,6 +36,8 @@ MIDDLEWARE = [
     # Health probes first: no Host check, session or log for a load balancer's poll.
     "operator_site.health.HealthCheckMiddleware",
     "operator_core.request_log.RequestLogMiddleware",
+    # A declared body over 1 MiB is refused here, before anything below reads it.
+    "operator_site.request_refusals.RequestSizeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     # Django's own four below and the CSP, skipped on the MCP endpoints (bearer tokens, no pages).

@@ -14,6 +14,13 @@ REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600
 # (docs/authentication.md#the-grace-window); 0 is strict single use.
 REFRESH_TOKEN_GRACE_SECONDS = env.env_int_between("OPERATOR_REFRESH_TOKEN_GRACE_SECONDS", 60, minimum=0, maximum=300)
 
+# The largest request body the service reads (docs/limits.md#request-size). A declared
+# larger one is refused unread (operator_site/request_refusals.py); Django's own bounds
+# are the same, so that no form field, and no uploaded part, is read past it.
+MAX_REQUEST_BYTES = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+
 OPERATOR = {
     "base_url": BASE_URL,
     "issuer": ISSUER,
@@ -53,7 +60,7 @@ OPERATOR = {
     "unused_client_retention_hours": 24,
     "audit_retention_days": env.env_int("OPERATOR_AUDIT_RETENTION_DAYS", 180),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
-    "max_request_bytes": 1024 * 1024,
+    "max_request_bytes": MAX_REQUEST_BYTES,
     # Clock skew tolerated between app servers when checking exp, nbf and iat (docs/deploy.md).
     "token_leeway_seconds": env.env_int("OPERATOR_TOKEN_LEEWAY_SECONDS", 30),
     # Served protocol revisions, newest first. A revision announced for removal

@@ -1,0 +1,49 @@
+"""CSV the service writes, made safe to open in a spreadsheet.
+
+A spreadsheet reads a cell that begins with `=`, `+`, `-` or `@` as a formula,
+whatever the CSV quoting, and a leading tab or carriage return can hide such a
+character from a check that looks at the first one only. A value chosen by a
+stranger (a registered client's name) could then run in the sheet of whoever
+opens an export, and send its cells away through a link. So every cell that
+begins with one of those characters gets a leading `'`, which spreadsheets
+read as "this is text" (OWASP's CSV-injection guidance; docs/operations.md#audit-trail
+says so to users). Nothing else is changed: a cell that does not begin with one
+of them is written exactly as given.
+
+Every CSV writer of the service goes through `SafeCsvWriter`; JSON exports are
+not spreadsheets and keep their values as they are.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+TEXT_MARKER = "'"
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """`value` with a leading `'` when it is text beginning with a formula character; anything else unchanged.
+
+    Numbers stay numbers: a negative duration is data, not a formula, and the
+    `csv` module writes it from a number, never from a stranger's text.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return TEXT_MARKER + value
+    return value
+
+
+class SafeCsvWriter:
+    """`csv.DictWriter` with `spreadsheet_safe` applied to every cell, the header included."""
+
+    def __init__(self, stream: TextIO, *, fieldnames: Sequence[str]) -> None:
+        self._fieldnames = tuple(fieldnames)
+        self._writer = csv.writer(stream)
+
+    def writeheader(self) -> None:
+        self._writer.writerow([spreadsheet_safe(name) for name in self._fieldnames])
+
+    def writerow(self, row: Mapping[str, Any]) -> None:
+        self._writer.writerow([spreadsheet_safe(row.get(name)) for name in self._fieldnames])

@@ -1,0 +1,67 @@
+"""Requests refused for their size or shape before any view reads them (docs/limits.md#request-size).
+
+Two refusals, each an `InvalidArguments` naming the `body`, so that every
+renderer already knows them (the headless JSON, the OAuth error body, the
+JSON-RPC error), each with its own status:
+
+- `BodyTooLarge` (413): the declared `Content-Length` is over the service's
+  limit. Judged on the header alone, before a byte is read: a client that
+  declares 20 MB and then sends slowly never holds a worker while it does.
+- `MalformedRequest` (400): a body Django refuses to parse, such as a form with
+  more fields than `DATA_UPLOAD_MAX_NUMBER_FIELDS` (`TooManyFieldsSent`) or
+  more files than `DATA_UPLOAD_MAX_NUMBER_FILES`. Django raises these as
+  `SuspiciousOperation` or `BadRequest` when a view first reads `request.POST`;
+  `refusal_for` names the answer for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import (
+    BadRequest,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
+
+from operator_core.errors import InvalidArguments
+
+BODY_FIELD = "body"
+
+
+class BodyTooLarge(InvalidArguments):
+    http_status = 413
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(f"The request body exceeds {max_bytes} bytes.", field=BODY_FIELD)
+
+
+class MalformedRequest(InvalidArguments):
+    """A request Django refused to read; `field` is `body` when the body is at fault."""
+
+
+def declared_length(meta: Mapping[str, Any]) -> int:
+    """The body size the request declares (`CONTENT_LENGTH`), 0 when it declares none or nonsense.
+
+    Django reads no more than that many bytes, and none without it, so the
+    declared length bounds what any view can read.
+    """
+    try:
+        return max(int(meta.get("CONTENT_LENGTH") or 0), 0)
+    except ValueError:
+        return 0
+
+
+def refusal_for(exception: BaseException, *, max_bytes: int) -> InvalidArguments | None:
+    """The 4xx answer for an exception Django raised while reading a request, or None for any other."""
+    if isinstance(exception, RequestDataTooBig):
+        return BodyTooLarge(max_bytes)
+    if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
+        return MalformedRequest("The form has too many fields or files.", field=BODY_FIELD)
+    if isinstance(exception, SuspiciousOperation | BadRequest):
+        # A header Django refuses (the Host), a malformed multipart body: nothing to name.
+        return MalformedRequest("The request is malformed.")
+    return None
