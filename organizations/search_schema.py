@@ -1,13 +1,15 @@
-"""The full-text search structures of each database vendor, by schema version.
+"""The full-text search structures of each database vendor: the current schema version's SQL.
 
-Migrations create and drop them (0002 installs version 1, 0003 replaces it with
-version 2, 0005 replaces SQLite's with version 3, 0006 PostgreSQL's index with
-version 4's); they live here so that a later migration that rebuilds the chunk
-table on SQLite can drop and reinstall them around the rebuild. How they are
+Migrations create them. Each migration runs its own frozen copy of its
+version's SQL (organizations/migrations/_search/, where the earlier versions
+are described); this module holds the current version, which the latest of
+them installed, and tests/knowledge/test_frozen_search_sql.py checks that the
+two agree. A change here is a new version: a new frozen module and a
+migration that replaces the previous version's structures with it. How they are
 queried: organizations/search.py; why they look like this:
 docs/development/architecture.md#search.
 
-Version 2, PostgreSQL: the stored, generated column `search_vector` holds the
+PostgreSQL (version 4): the stored, generated column `search_vector` holds the
 chunk's `to_tsvector('english', text)` plus, for each lexeme that occurs at
 least n times for n in TERM_FREQUENCY_TIERS, a "tier" lexeme `'<lexeme> <n>'`
 without positions (the parser never puts a space inside a lexeme, so no word
@@ -18,33 +20,21 @@ id before each, and QUERY_FUNCTION does the same to a query's lexemes. A
 word's index entry then lists only that organization's chunks, so a search
 reads its own organization's entries and nothing else. Two organizations whose
 ids begin alike would share entries, which costs time but never a result: the
-query also filters on the organization.
+query also filters on the organization. The index also holds one key per
+chunk naming the first hex digit of its source's id, so that a single word's
+first chunks in (source id, chunk index) order are found among a sixteenth of
+its matches (organizations/search_postgres.py).
 
-Version 2, SQLite: an FTS5 external-content table with two columns, the chunk
-text and a token naming the chunk's organization (`o<hex>0`), so that a match
-walked only that organization's rows; but each word's list still spanned every
-organization, and bm25() counted every row of the table holding a word.
-
-Version 3, SQLite (PostgreSQL keeps version 2): as on PostgreSQL, every word is
-keyed by its organization. The FTS5 table indexes the chunk text with
+SQLite (version 5): an FTS5 table indexes the chunk text with
 `organization_word_key` (15 decimal digits from the organization id) before
 every word, so a word's list holds one organization's chunks and bm25()'s word
 statistics are the organization's own. FTS5 takes no tokenizer from Python, so
 the keyed text comes from KEYED_TEXT_FUNCTION, which organizations/apps.py
-registers on every SQLite connection: the content view and the triggers call
-it. A plain `sqlite3` shell without it cannot write chunks or rebuild the index.
-
-Version 4, PostgreSQL (SQLite keeps version 3): the index also holds one key per
-chunk naming the first hex digit of its source's id, so that a single word's
-first chunks in (source id, chunk index) order are found among a sixteenth of its
-matches (organizations/search_postgres.py). The column is version 2's.
-
-Version 5, SQLite (PostgreSQL keeps version 4): the index is version 3's, but its
-content table is the chunk table itself, so FTS5 reads the plain text where it
-reads content at all: snippet() of the rows a search returns. Version 3 read them
-through the content view, which keyed each text again, a Python call per snippet
-(about 0.4 ms of a search on the demo data). A snippet is placed by word
-positions, and a key never adds a word (it is glued to the word it precedes; see
+registers on every SQLite connection: the triggers call it. A plain `sqlite3`
+shell without it cannot write chunks. The table's content is the chunk table
+itself, so FTS5 reads the plain text where it reads content at all: snippet()
+of the rows a search returns. A snippet is placed by word positions, and a key
+never adds a word (it is glued to the word it precedes; see
 `_NOT_UNICODE61_WORD`), so the plain text yields the same snippet without the
 keys. The index is filled from the keyed text by the triggers and at install;
 never `rebuild` it (that would index the plain text).
@@ -53,9 +43,7 @@ never `rebuild` it (that would index the plain text).
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters
 
 import re
-from typing import Any
 
-from django.db import migrations
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from organizations import search_function_sql
@@ -119,37 +107,10 @@ def _sqlite_fts_table(*, columns: str, content: str) -> str:
 
 
 _SQLITE_TRIGGER_PREFIX = "organizations_sourcechunk_fts"
-_SQLITE_V1_INSTALL = (
+# Every word of the indexed text carries its organization's key; the index's content is
+# the chunk table itself, so FTS5 reads snippets from the plain text.
+_SQLITE_INSTALL = (
     _sqlite_fts_table(columns="text", content="organizations_sourcechunk"),
-    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
-    f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, new.text); END",
-    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_delete AFTER DELETE ON organizations_sourcechunk BEGIN "
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text) VALUES ('delete', old.id, old.text); END",
-    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_update AFTER UPDATE ON organizations_sourcechunk BEGIN "
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text) VALUES ('delete', old.id, old.text); "
-    f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, new.text); END",
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
-)
-_SQLITE_TOKEN = "'o' || {row}.organization_id || '0'"
-_SQLITE_V2_INSTALL = (
-    f"CREATE VIEW {FTS_CONTENT_VIEW} AS SELECT id, text, {_SQLITE_TOKEN.format(row='c')} AS organization "
-    "FROM organizations_sourcechunk AS c",
-    _sqlite_fts_table(columns="text, organization", content=FTS_CONTENT_VIEW),
-    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
-    f"INSERT INTO {FTS_TABLE}(rowid, text, organization) "
-    f"VALUES (new.id, new.text, {_SQLITE_TOKEN.format(row='new')}); END",
-    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_delete AFTER DELETE ON organizations_sourcechunk BEGIN "
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text, organization) "
-    f"VALUES ('delete', old.id, old.text, {_SQLITE_TOKEN.format(row='old')}); END",
-    f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_update AFTER UPDATE ON organizations_sourcechunk BEGIN "
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text, organization) "
-    f"VALUES ('delete', old.id, old.text, {_SQLITE_TOKEN.format(row='old')}); "
-    f"INSERT INTO {FTS_TABLE}(rowid, text, organization) "
-    f"VALUES (new.id, new.text, {_SQLITE_TOKEN.format(row='new')}); END",
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
-)
-# Version 3 on, SQLite: every word of the indexed text carries its organization's key.
-_SQLITE_KEYED_TRIGGERS = (
     f"CREATE TRIGGER {_SQLITE_TRIGGER_PREFIX}_insert AFTER INSERT ON organizations_sourcechunk BEGIN "
     f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, {KEYED_TEXT_FUNCTION}(new.organization_id, new.text)); "
     "END",
@@ -161,18 +122,7 @@ _SQLITE_KEYED_TRIGGERS = (
     f"VALUES ('delete', old.id, {KEYED_TEXT_FUNCTION}(old.organization_id, old.text)); "
     f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, {KEYED_TEXT_FUNCTION}(new.organization_id, new.text)); "
     "END",
-)
-_SQLITE_V3_INSTALL = (
-    f"CREATE VIEW {FTS_CONTENT_VIEW} AS SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) AS text "
-    "FROM organizations_sourcechunk",
-    _sqlite_fts_table(columns="text", content=FTS_CONTENT_VIEW),
-    *_SQLITE_KEYED_TRIGGERS,
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
-)
-# Version 5, SQLite: the same index and triggers, over the chunk table's own text.
-_SQLITE_V5_INSTALL = (
-    _sqlite_fts_table(columns="text", content="organizations_sourcechunk"),
-    *_SQLITE_KEYED_TRIGGERS,
+    # Filled from the keyed text; never `rebuild` it (that would index the plain text).
     f"INSERT INTO {FTS_TABLE}(rowid, text) "
     f"SELECT id, {KEYED_TEXT_FUNCTION}(organization_id, text) FROM organizations_sourcechunk",
 )
@@ -184,56 +134,27 @@ _SQLITE_UNINSTALL = (
     f"DROP VIEW IF EXISTS {FTS_CONTENT_VIEW}",
 )
 
-_POSTGRES_V1_INSTALL = (
-    "ALTER TABLE organizations_sourcechunk ADD COLUMN search_vector tsvector "
-    "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
-    f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk USING GIN (search_vector)",
-)
-_POSTGRES_V1_UNINSTALL = (
-    f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
-    "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
-)
 _TIERS_ARRAY = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQUENCY_TIERS)) + "]"
 _TIERS_DESCENDING = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQUENCY_TIERS, reverse=True)) + "]"
-# Version 4's index also holds, per chunk, the key ' <d>' (behind the organization's key), d the
-# first hex digit of the source's id: no lexeme begins with a space, so no word can match it.
-# The sources whose ids begin with 0 come first in (source id, chunk index) order, so a word's
+# The index also holds, per chunk, the key ' <d>' (behind the organization's key), d the first
+# hex digit of the source's id: no lexeme begins with a space, so no word can match it. The
+# sources whose ids begin with 0 come first in (source id, chunk index) order, so a word's
 # first chunks in that order are usually among that sixteenth of its matches.
 _FIRST_SOURCES = "''' 0'''::tsquery"
-# KEYS_FUNCTION's parameters by version: (name, type, the chunk column the index passes).
-_KEYS_PARAMETERS = {
-    2: (("organization", "uuid", "organization_id"), ("vector", "tsvector", "search_vector")),
-    4: (
-        ("organization", "uuid", "organization_id"),
-        ("source", "uuid", "source_id"),
-        ("vector", "tsvector", "search_vector"),
-    ),
-}
-_KEYS_CALL = {
-    version: f"{KEYS_FUNCTION}({', '.join('c.' + column for _, _, column in parameters)})"
-    for version, parameters in _KEYS_PARAMETERS.items()
-}
-# Where the single-word page is looked for, in turn (search_function_sql.py): all the word's matches (version
-# 2); first only those twice in a chunk or in the first sixteenth of the sources (version 4).
-_PAGE_STEPS = {2: "ARRAY[words]", 4: f"ARRAY[words && (twice || {_FIRST_SOURCES}), words]"}
-
-
-def _search_function_sql(version: int) -> str:
-    keys = _KEYS_CALL[version]
-    rows = search_function_sql.SET_ROWS.format(keys=keys, query=QUERY_FUNCTION)
-    return search_function_sql.FUNCTION.format(
-        search=SEARCH_FUNCTION,
-        tiers=_TIERS_DESCENDING,
-        page_steps=_PAGE_STEPS[version],
-        keys=keys,
-        query=QUERY_FUNCTION,
-        rows=rows,
-    )
-
-
+_KEYS_CALL = f"{KEYS_FUNCTION}(c.organization_id, c.source_id, c.search_vector)"
+# Where the single-word page is looked for, in turn (search_function_sql.py): first only the
+# chunks that hold the word twice or are in the first sixteenth of the sources, then all.
+_PAGE_STEPS = f"ARRAY[words && (twice || {_FIRST_SOURCES}), words]"
+_SEARCH_FUNCTION_SQL = search_function_sql.FUNCTION.format(
+    search=SEARCH_FUNCTION,
+    tiers=_TIERS_DESCENDING,
+    page_steps=_PAGE_STEPS,
+    keys=_KEYS_CALL,
+    query=QUERY_FUNCTION,
+    rows=search_function_sql.SET_ROWS.format(keys=_KEYS_CALL, query=QUERY_FUNCTION),
+)
 _ORGANIZATION_KEY = f"left(replace(organization::text, '-', ''), {ORGANIZATION_KEY})"
-# The column, the same in versions 2 to 4.
-_POSTGRES_VECTOR_INSTALL = (
+_POSTGRES_INSTALL = (
     # Rows up to a page stay whole: ranking reads each candidate's vector, and a vector
     # moved out to the TOAST table costs an index lookup more per row (PostgreSQL docs,
     # "TOAST"). Set before the column is added, which rewrites every row.
@@ -259,103 +180,32 @@ _POSTGRES_VECTOR_INSTALL = (
     f"FROM {_ORGANIZATION_KEY} AS key, querytree(query) AS indexable $$",
     "ALTER TABLE organizations_sourcechunk ADD COLUMN search_vector tsvector "
     f"GENERATED ALWAYS AS ({VECTOR_FUNCTION}(text)) STORED",
+    # The index's keys: every lexeme of the vector behind the organization's key, without
+    # positions, the key alone (which a query of nothing but -words searches), and the key
+    # of the source's first hex digit.
+    f"CREATE FUNCTION {KEYS_FUNCTION}(organization uuid, source uuid, vector tsvector) "
+    "RETURNS tsvector "
+    "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
+    "SELECT array_to_tsvector(ARRAY(SELECT key || lexeme FROM unnest(tsvector_to_array(vector)) AS lexeme) "
+    f"|| key || (key || ' ' || left(source::text, 1))) FROM {_ORGANIZATION_KEY} AS key $$",
+    f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk "
+    f"USING GIN ({KEYS_FUNCTION}(organization_id, source_id, search_vector))",
+    _SEARCH_FUNCTION_SQL,
 )
-_POSTGRES_VECTOR_UNINSTALL = (
+_POSTGRES_UNINSTALL = (
+    f"DROP FUNCTION IF EXISTS {SEARCH_FUNCTION}(uuid, text, integer, uuid[])",
+    f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
+    f"DROP FUNCTION IF EXISTS {KEYS_FUNCTION}(uuid, uuid, tsvector)",
     "ALTER TABLE organizations_sourcechunk DROP COLUMN IF EXISTS search_vector",
     f"DROP FUNCTION IF EXISTS {QUERY_FUNCTION}(uuid, tsquery)",
     f"DROP FUNCTION IF EXISTS {VECTOR_FUNCTION}(text)",
     "ALTER TABLE organizations_sourcechunk RESET (toast_tuple_target)",
 )
-# The index's keys: every lexeme of the vector behind the organization's key, without
-# positions, and the key alone, which a query of nothing but -words searches; version 4
-# adds the key of the source's first hex digit.
-_KEYS_SOURCE = {2: "", 4: " || (key || ' ' || left(source::text, 1))"}
 
-
-def _postgres_index_install(version: int) -> tuple[str, ...]:
-    parameters = _KEYS_PARAMETERS[version]
-    return (
-        f"CREATE FUNCTION {KEYS_FUNCTION}({', '.join(f'{name} {kind}' for name, kind, _ in parameters)}) "
-        "RETURNS tsvector "
-        "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ "
-        "SELECT array_to_tsvector(ARRAY(SELECT key || lexeme FROM unnest(tsvector_to_array(vector)) AS lexeme) "
-        f"|| key{_KEYS_SOURCE[version]}) FROM {_ORGANIZATION_KEY} AS key $$",
-        f"CREATE INDEX {SEARCH_INDEX} ON organizations_sourcechunk "
-        f"USING GIN ({KEYS_FUNCTION}({', '.join(column for _, _, column in parameters)}))",
-        _search_function_sql(version),
-    )
-
-
-def _postgres_index_uninstall(version: int) -> tuple[str, ...]:
-    return (
-        f"DROP FUNCTION IF EXISTS {SEARCH_FUNCTION}(uuid, text, integer, uuid[])",
-        f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
-        f"DROP FUNCTION IF EXISTS {KEYS_FUNCTION}({', '.join(kind for _, kind, _ in _KEYS_PARAMETERS[version])})",
-    )
-
-
-_INSTALL = {
-    1: {"sqlite": _SQLITE_V1_INSTALL, "postgresql": _POSTGRES_V1_INSTALL},
-    2: {"sqlite": _SQLITE_V2_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(2)},
-    3: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(2)},
-    4: {"sqlite": _SQLITE_V3_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(4)},
-    5: {"sqlite": _SQLITE_V5_INSTALL, "postgresql": _POSTGRES_VECTOR_INSTALL + _postgres_index_install(4)},
-}
-_UNINSTALL = {
-    1: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_V1_UNINSTALL},
-    2: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(2) + _POSTGRES_VECTOR_UNINSTALL},
-    3: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(2) + _POSTGRES_VECTOR_UNINSTALL},
-    4: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(4) + _POSTGRES_VECTOR_UNINSTALL},
-    5: {"sqlite": _SQLITE_UNINSTALL, "postgresql": _postgres_index_uninstall(4) + _POSTGRES_VECTOR_UNINSTALL},
-}
-# Versions whose PostgreSQL structures differ in the index only: the column (and every row) stays.
-_INDEX_CHANGES = {
-    (3, 4): _postgres_index_uninstall(2) + _postgres_index_install(4),
-    (4, 3): _postgres_index_uninstall(4) + _postgres_index_install(2),
-}
-
-
-def install_search_schema(db: BaseDatabaseWrapper, *, version: int = CURRENT_VERSION) -> None:
-    """Create the vendor's search structures of `version` and index the existing chunks."""
-    with db.cursor() as cursor:
-        for statement in _INSTALL[version].get(db.vendor, ()):
-            cursor.execute(statement)
-
-
-def uninstall_search_schema(db: BaseDatabaseWrapper, *, version: int = CURRENT_VERSION) -> None:
-    """Drop the vendor's search structures of `version`."""
-    with db.cursor() as cursor:
-        for statement in _UNINSTALL[version].get(db.vendor, ()):
-            cursor.execute(statement)
-
-
-def change_search_schema(db: BaseDatabaseWrapper, *, old: int, new: int) -> None:
-    """Replace the vendor's search structures of version `old` by those of `new`.
-
-    Nothing happens where the two versions are the same for the vendor; where they
-    differ in PostgreSQL's index only, the column and its rows are kept.
-    """
-    if _INSTALL[old].get(db.vendor) == _INSTALL[new].get(db.vendor):
-        return
-    if db.vendor == "postgresql" and (old, new) in _INDEX_CHANGES:
-        with db.cursor() as cursor:
-            for statement in _INDEX_CHANGES[(old, new)]:
-                cursor.execute(statement)
-        return
-    uninstall_search_schema(db, version=old)
-    install_search_schema(db, version=new)
-
-
-def search_schema_migration(*, old: int, new: int) -> migrations.RunPython:
-    """The migration operation that replaces version `old` by `new`, and `new` by `old` when reversed."""
-
-    def forward(apps: Any, schema_editor: Any) -> None:
-        change_search_schema(schema_editor.connection, old=old, new=new)
-
-    def backward(apps: Any, schema_editor: Any) -> None:
-        change_search_schema(schema_editor.connection, old=new, new=old)
-
-    return migrations.RunPython(forward, backward, elidable=False)
+# The current version's structures by vendor, as the latest migration leaves them
+# (tests/knowledge/test_frozen_search_sql.py checks them against the frozen copy).
+INSTALL = {"sqlite": _SQLITE_INSTALL, "postgresql": _POSTGRES_INSTALL}
+UNINSTALL = {"sqlite": _SQLITE_UNINSTALL, "postgresql": _POSTGRES_UNINSTALL}
 
 
 def fold_pending_entries(db: BaseDatabaseWrapper) -> None:
