@@ -2,7 +2,7 @@
 
 Each search schema version's install and uninstall statements are pinned by a
 SHA-256 digest per vendor, so an edit to an old version fails here; the current
-version's SQL (organizations/search_schema.py) must be the newest frozen one's,
+version's SQL (knowledge/search/schema.py) must be the newest frozen one's,
 so a change to it comes with a new version and the migration that installs it.
 """
 
@@ -13,8 +13,8 @@ import pkgutil
 
 from django.test import SimpleTestCase
 
+from knowledge.search.schema import CURRENT_VERSION, INSTALL, UNINSTALL
 from organizations.migrations import _search
-from organizations.search_schema import CURRENT_VERSION, INSTALL, UNINSTALL
 
 VENDORS = ("sqlite", "postgresql")
 # (version, vendor): (digest of the install statements, digest of the uninstall statements).

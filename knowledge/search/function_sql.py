@@ -1,7 +1,7 @@
-"""The text of PostgreSQL's search function, filled in by organizations/search_schema.py.
+"""The text of PostgreSQL's search function, filled in by knowledge/search/schema.py.
 
 Templates for `str.format`: the names of the functions and the parts that differ
-between schema versions come from there. organizations/search_postgres.py
+between schema versions come from there. knowledge/search/postgres.py
 explains the sets the function ranks; docs/development/architecture.md#search,
 why it looks like this.
 """
@@ -13,7 +13,7 @@ SET_ROWS = """
             WHERE {keys} @@ {query}(organization, candidates)
               AND c.search_vector @@ candidates AND c.organization_id = organization
               AND (sources IS NULL OR c.source_id = ANY(sources))"""
-# The search itself (organizations/search_postgres.py explains the sets). PL/pgSQL, so that the
+# The search itself (knowledge/search/postgres.py explains the sets). PL/pgSQL, so that the
 # plans of its statements are made once per connection and reused (generic plans: the values
 # differ, the shape never does). No JIT and no parallel workers: the planner cannot know how
 # many chunks a computed query matches and estimates thousands per set, enough to compile the

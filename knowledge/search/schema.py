@@ -6,7 +6,7 @@ are described); this module holds the current version, which the latest of
 them installed, and tests/knowledge/test_frozen_search_sql.py checks that the
 two agree. A change here is a new version: a new frozen module and a
 migration that replaces the previous version's structures with it. How they are
-queried: organizations/search.py; why they look like this:
+queried: knowledge/search/query.py; why they look like this:
 docs/development/architecture.md#search.
 
 PostgreSQL (version 4): the stored, generated column `search_vector` holds the
@@ -23,13 +23,13 @@ ids begin alike would share entries, which costs time but never a result: the
 query also filters on the organization. The index also holds one key per
 chunk naming the first hex digit of its source's id, so that a single word's
 first chunks in (source id, chunk index) order are found among a sixteenth of
-its matches (organizations/search_postgres.py).
+its matches (knowledge/search/postgres.py).
 
 SQLite (version 5): an FTS5 table indexes the chunk text with
 `organization_word_key` (15 decimal digits from the organization id) before
 every word, so a word's list holds one organization's chunks and bm25()'s word
 statistics are the organization's own. FTS5 takes no tokenizer from Python, so
-the keyed text comes from KEYED_TEXT_FUNCTION, which organizations/apps.py
+the keyed text comes from KEYED_TEXT_FUNCTION, which knowledge/apps.py
 registers on every SQLite connection: the triggers call it. A plain `sqlite3`
 shell without it cannot write chunks. The table's content is the chunk table
 itself, so FTS5 reads the plain text where it reads content at all: snippet()
@@ -46,7 +46,7 @@ import re
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from organizations import search_function_sql
+from knowledge.search import function_sql
 
 CURRENT_VERSION = 5
 FTS_TABLE = "organizations_sourcechunk_fts"
@@ -77,7 +77,7 @@ def organization_word_key(organization_hex: str) -> str:
 
 # Letters to Python that FTS5's unicode61 tokenizer (Unicode 6.1's tables) takes for
 # separators: New Tai Lue vowel signs and two Vedic signs. A key before one would be a
-# word of its own, so they are not letters here; tests/organizations/test_search_index.py
+# word of its own, so they are not letters here; tests/knowledge/test_search_index.py
 # checks that unicode61 keeps every other letter and digit in a word.
 _NOT_UNICODE61_WORD = "\u19b0-\u19c0\u19c8\u19c9\u1cf2\u1cf3"
 # Words as FTS5's unicode61 tokenizer cuts them: a letter or digit after anything that is
@@ -86,7 +86,7 @@ _LETTER, _MARK = rf"[^\W_{_NOT_UNICODE61_WORD}]", r"[\u0300-\u036f]"
 # Where each begins: a fixed replacement at these empty matches runs in C, without a Python
 # call per word.
 _WORD_START = re.compile(rf"(?<!{_LETTER}|{_MARK})(?={_LETTER})")
-# The words of a query, cut as the index cuts the text (organizations/search.py).
+# The words of a query, cut as the index cuts the text (knowledge/search/query.py).
 WORD = re.compile(rf"(?<!{_LETTER}|{_MARK}){_LETTER}(?:{_LETTER}|{_MARK})*")
 
 
@@ -142,16 +142,16 @@ _TIERS_DESCENDING = "ARRAY[" + ", ".join(str(tier) for tier in sorted(TERM_FREQU
 # first chunks in that order are usually among that sixteenth of its matches.
 _FIRST_SOURCES = "''' 0'''::tsquery"
 _KEYS_CALL = f"{KEYS_FUNCTION}(c.organization_id, c.source_id, c.search_vector)"
-# Where the single-word page is looked for, in turn (search_function_sql.py): first only the
+# Where the single-word page is looked for, in turn (function_sql.py): first only the
 # chunks that hold the word twice or are in the first sixteenth of the sources, then all.
 _PAGE_STEPS = f"ARRAY[words && (twice || {_FIRST_SOURCES}), words]"
-_SEARCH_FUNCTION_SQL = search_function_sql.FUNCTION.format(
+_SEARCH_FUNCTION_SQL = function_sql.FUNCTION.format(
     search=SEARCH_FUNCTION,
     tiers=_TIERS_DESCENDING,
     page_steps=_PAGE_STEPS,
     keys=_KEYS_CALL,
     query=QUERY_FUNCTION,
-    rows=search_function_sql.SET_ROWS.format(keys=_KEYS_CALL, query=QUERY_FUNCTION),
+    rows=function_sql.SET_ROWS.format(keys=_KEYS_CALL, query=QUERY_FUNCTION),
 )
 _ORGANIZATION_KEY = f"left(replace(organization::text, '-', ''), {ORGANIZATION_KEY})"
 _POSTGRES_INSTALL = (
