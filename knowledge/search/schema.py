@@ -7,7 +7,8 @@ them installed, and tests/knowledge/test_frozen_search_sql.py checks that the
 two agree. A change here is a new version: a new frozen module and a
 migration that replaces the previous version's structures with it. How they are
 queried: knowledge/search/query.py; why they look like this:
-docs/development/architecture.md#search.
+docs/development/architecture.md#search. The database objects keep the
+`organizations_` names they were created with, as the chunk table does.
 
 PostgreSQL (version 4): the stored, generated column `search_vector` holds the
 chunk's `to_tsvector('english', text)` plus, for each lexeme that occurs at

@@ -10,6 +10,7 @@ loader from reading this package as a migration.
 """
 
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
 
 def run_sql(*, forward: dict[str, tuple[str, ...]], backward: dict[str, tuple[str, ...]]) -> migrations.RunPython:
@@ -18,7 +19,7 @@ def run_sql(*, forward: dict[str, tuple[str, ...]], backward: dict[str, tuple[st
     A vendor without statements runs nothing.
     """
 
-    def run(statements: dict[str, tuple[str, ...]], schema_editor) -> None:
+    def run(statements: dict[str, tuple[str, ...]], schema_editor: BaseDatabaseSchemaEditor) -> None:
         with schema_editor.connection.cursor() as cursor:
             for statement in statements.get(schema_editor.connection.vendor, ()):
                 cursor.execute(statement)
