@@ -41,9 +41,10 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext, override_settings, setup_test_environment  # noqa: E402
 
+from knowledge.models import Module, Source, SourceStatus  # noqa: E402
 from oauth.tokens import issue_access_token  # noqa: E402
 from operator_core.scopes import SCOPE_OPERATOR_READ  # noqa: E402
-from organizations.models import Module, Organization, Source, SourceStatus  # noqa: E402
+from organizations.models import Organization  # noqa: E402
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

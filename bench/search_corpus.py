@@ -19,7 +19,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from organizations.processing import normalise_text, split_into_chunks
+from knowledge.processing import normalise_text, split_into_chunks
 
 ORGANIZATIONS = 100
 BIG_SHARE = 0.3

@@ -55,14 +55,15 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from search_corpus import ORGANIZATIONS, Corpus  # noqa: E402
 from search_http import http_search  # noqa: E402
 
-from organizations.models import Organization, Source, SourceChunk, SourceStatus  # noqa: E402
-from organizations.search import ENGLISH_STOP_WORDS  # noqa: E402
-from organizations.selectors import (  # noqa: E402
+from knowledge.models import Source, SourceChunk, SourceStatus  # noqa: E402
+from knowledge.search.query import ENGLISH_STOP_WORDS  # noqa: E402
+from knowledge.selectors import (  # noqa: E402
     modules_for_organization,
     processed_sources_for_organization,
     search_chunks,
 )
-from organizations.services import TextDocument, create_module, import_text_sources  # noqa: E402
+from knowledge.services import TextDocument, create_module, import_text_sources  # noqa: E402
+from organizations.models import Organization  # noqa: E402
 
 BIG, SMALL = 0, 50  # the organization holding 30%, and a typical small one
 BATCH = 500

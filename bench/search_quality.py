@@ -6,7 +6,7 @@ Loads the demo data (`seed_demo`) into a throw-away test database, runs each
 query in its organization as `search_knowledge` does by default (10 results)
 and counts the queries with a relevant chunk among the first 3; then again
 asking for 3 results only, where PostgreSQL's term-frequency sets
-(organizations/search_postgres.py) decide which matches are ranked at all. The relevant
+(knowledge/search/postgres.py) decide which matches are ranked at all. The relevant
 chunks were marked by hand, reading every chunk of the demo corpus (136 at the
 time of writing); they are named by (file, chunk index). Set DATABASE_URL to
 judge the PostgreSQL ranking.
@@ -28,9 +28,10 @@ django.setup()
 from django.db import connection  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
-from organizations.demo import seed_demo_data  # noqa: E402
-from organizations.models import Organization, Source  # noqa: E402
-from organizations.selectors import search_chunks  # noqa: E402
+from knowledge.demo import seed_demo_data  # noqa: E402
+from knowledge.models import Source  # noqa: E402
+from knowledge.selectors import search_chunks  # noqa: E402
+from organizations.models import Organization  # noqa: E402
 
 # (organization, query, relevant chunks as (file, chunk index))
 JUDGED = (

@@ -38,10 +38,12 @@ from django.db import connection  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
+from knowledge.models import SourceKind  # noqa: E402
+from knowledge.services import create_module, create_source  # noqa: E402
 from oauth.tokens import issue_access_token  # noqa: E402
 from operator_core.scopes import SCOPE_OPERATOR_READ  # noqa: E402
-from organizations.models import Role, SourceKind  # noqa: E402
-from organizations.services import add_membership, create_module, create_organization, create_source  # noqa: E402
+from organizations.models import Role  # noqa: E402
+from organizations.services import add_membership, create_organization  # noqa: E402
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -15,9 +15,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from agent_auth.models import Claim, IdempotencyRecord, IdempotencyState
+from knowledge.models import Module, ModuleSection, ModuleStatus, Source, SourceKind
 from oauth.tokens import issue_access_token
 from operator_core.scopes import SCOPE_OPERATOR_READ
-from organizations.models import Membership, Module, ModuleSection, ModuleStatus, Organization, Role, Source, SourceKind
+from organizations.models import Membership, Organization, Role
 
 _counter = itertools.count(1)
 PASSWORD = "correct-horse-battery-staple"
@@ -114,7 +115,7 @@ def make_source(
 
     Each default text is different, and a file has an origin of its own unless one is given.
     """
-    from organizations.services import create_source
+    from knowledge.services import create_source
 
     number = _next()
     if origin is None:

@@ -24,9 +24,9 @@ from mcp_operator.tools.payloads import organization_ref
 from operator_core.errors import InvalidArguments
 
 if TYPE_CHECKING:
+    from knowledge.selectors import KeysetPosition
     from operator_core.mcp.tools import ToolCall
     from organizations.models import Organization
-    from organizations.selectors import KeysetPosition
 
 _SALT = "mcp_operator.tools.cursors"
 CURSOR_FIELD = "cursor"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowledge.models import SourceKind
+from knowledge.selectors import processed_source_in_organization
 from mcp_operator.tools.payloads import (
     TIMESTAMP,
     UUID_STRING,
@@ -15,8 +17,6 @@ from mcp_operator.tools.payloads import (
 )
 from operator_core.errors import InvalidArguments
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.models import SourceKind
-from organizations.selectors import processed_source_in_organization
 
 NAME = "fetch_knowledge"
 DEFAULT_MAX_CHUNKS = 10

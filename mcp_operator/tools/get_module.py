@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowledge.models import ModuleStatus
+from knowledge.selectors import module_in_organization
 from mcp_operator.tools.payloads import TIMESTAMP, UUID_STRING, input_schema, organization_ref, output_schema, timestamp
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.models import ModuleStatus
-from organizations.selectors import module_in_organization
 
 NAME = "get_module"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowledge.models import SourceKind
+from knowledge.selectors import processed_sources_for_organization
 from mcp_operator.tools.cursors import paged_listing
 from mcp_operator.tools.payloads import (
     LISTING_QUERY_MAX_CHARACTERS,
@@ -16,8 +18,6 @@ from mcp_operator.tools.payloads import (
     timestamp,
 )
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.models import SourceKind
-from organizations.selectors import processed_sources_for_organization
 
 NAME = "list_sources"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowledge.selectors import search_chunks
 from mcp_operator.tools.payloads import UUID_STRING, input_schema, knowledge_output_schema, organization_ref
 from operator_core.errors import InvalidArguments
 from operator_core.mcp.tools import Tool, ToolCall
-from organizations.selectors import search_chunks
 
 NAME = "search_knowledge"
 DEFAULT_LIMIT = 10

@@ -24,6 +24,7 @@ INSTALLED_APPS = [
     "operator_site",
     "audit",
     "organizations",
+    "knowledge",
     "oauth",
     "mcp_operator",
     "mcp_docs",

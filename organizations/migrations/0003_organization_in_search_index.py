@@ -2,7 +2,7 @@
 
 Each chunk gets a copy of its source's organization, filled from the sources
 here; then the search structures of version 1 are replaced by version 2
-(organizations/search_schema.py): on PostgreSQL a search vector with
+(frozen in organizations/migrations/_search/): on PostgreSQL a search vector with
 term-frequency tiers and a GIN index whose keys are its lexemes behind the
 organization's key, on SQLite an FTS5 table that also indexes a
 per-organization token. Building them indexes every existing chunk.
@@ -11,29 +11,7 @@ per-organization token. Building them indexes every existing chunk.
 import django.db.models.deletion
 from django.db import migrations, models
 
-
-def uninstall_version_1(apps, schema_editor):
-    from organizations.search_schema import uninstall_search_schema
-
-    uninstall_search_schema(schema_editor.connection, version=1)
-
-
-def install_version_1(apps, schema_editor):
-    from organizations.search_schema import install_search_schema
-
-    install_search_schema(schema_editor.connection, version=1)
-
-
-def uninstall_version_2(apps, schema_editor):
-    from organizations.search_schema import uninstall_search_schema
-
-    uninstall_search_schema(schema_editor.connection, version=2)
-
-
-def install_version_2(apps, schema_editor):
-    from organizations.search_schema import install_search_schema
-
-    install_search_schema(schema_editor.connection, version=2)
+from organizations.migrations._search import run_sql, v1, v2
 
 
 def copy_organizations(apps, schema_editor):
@@ -54,7 +32,7 @@ class Migration(migrations.Migration):
     operations = [
         # The search structures go first: on SQLite, adding a column rebuilds the
         # chunk table, which would drop the triggers and orphan the FTS5 table.
-        migrations.RunPython(uninstall_version_1, install_version_1, elidable=False),
+        run_sql(forward=v1.UNINSTALL, backward=v1.INSTALL),
         migrations.AddField(
             model_name='sourcechunk',
             name='organization',
@@ -66,5 +44,5 @@ class Migration(migrations.Migration):
             name='organization',
             field=models.ForeignKey(db_index=False, editable=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='organizations.organization'),
         ),
-        migrations.RunPython(install_version_2, uninstall_version_2, elidable=False),
+        run_sql(forward=v2.INSTALL, backward=v2.UNINSTALL),
     ]

@@ -1,13 +1,13 @@
 """SQLite's search index keys every word by its organization (docs/development/architecture.md#search).
 
 Replaces SQLite's search structures of version 2 with version 3
-(organizations/search_schema.py) and indexes every existing chunk again.
+(frozen in organizations/migrations/_search/) and indexes every existing chunk again.
 PostgreSQL keeps version 2: nothing changes there.
 """
 
 from django.db import migrations
 
-from organizations.search_schema import search_schema_migration
+from organizations.migrations._search import run_sql, v2, v3
 
 
 class Migration(migrations.Migration):
@@ -17,5 +17,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        search_schema_migration(old=2, new=3),
+        run_sql(
+            forward={"sqlite": v2.SQLITE_UNINSTALL + v3.SQLITE_INSTALL},
+            backward={"sqlite": v3.SQLITE_UNINSTALL + v2.SQLITE_INSTALL},
+        ),
     ]

@@ -1,7 +1,7 @@
 """PostgreSQL's search index also keys each chunk by its source's first hex digit.
 
 Replaces PostgreSQL's index structures of version 3 with version 4's
-(organizations/search_schema.py; docs/development/architecture.md#search): the
+(frozen in organizations/migrations/_search/; docs/development/architecture.md#search): the
 keys function, the GIN index built from it over every existing chunk, and the
 search function. The search vector column stays, so no row is rewritten.
 SQLite keeps version 3: nothing changes there.
@@ -9,7 +9,7 @@ SQLite keeps version 3: nothing changes there.
 
 from django.db import migrations
 
-from organizations.search_schema import search_schema_migration
+from organizations.migrations._search import run_sql, v2, v4
 
 
 class Migration(migrations.Migration):
@@ -19,5 +19,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        search_schema_migration(old=3, new=4),
+        run_sql(
+            forward={"postgresql": v2.POSTGRESQL_INDEX_UNINSTALL + v4.POSTGRESQL_INDEX_INSTALL},
+            backward={"postgresql": v4.POSTGRESQL_INDEX_UNINSTALL + v2.POSTGRESQL_INDEX_INSTALL},
+        ),
     ]

@@ -1,13 +1,13 @@
 """SQLite's search index reads snippets from the chunk table's plain text (docs/development/architecture.md#search).
 
 Replaces SQLite's search structures of version 4 (version 3's) with version 5
-(organizations/search_schema.py) and indexes every existing chunk again.
+(frozen in organizations/migrations/_search/) and indexes every existing chunk again.
 PostgreSQL keeps version 4: nothing changes there.
 """
 
 from django.db import migrations
 
-from organizations.search_schema import search_schema_migration
+from organizations.migrations._search import run_sql, v4, v5
 
 
 class Migration(migrations.Migration):
@@ -17,5 +17,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        search_schema_migration(old=4, new=5),
+        run_sql(
+            forward={"sqlite": v4.SQLITE_UNINSTALL + v5.SQLITE_INSTALL},
+            backward={"sqlite": v5.SQLITE_UNINSTALL + v4.SQLITE_INSTALL},
+        ),
     ]

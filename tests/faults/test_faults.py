@@ -53,9 +53,11 @@ TOOL = "list_modules"
 SEED = f"""
 import json
 from django.contrib.auth import get_user_model
+from knowledge.models import Module
+from knowledge.services import create_module
 from oauth.tokens import issue_access_token
-from organizations.models import Module, Role
-from organizations.services import add_membership, create_module, create_organization
+from organizations.models import Role
+from organizations.services import add_membership, create_organization
 organization = create_organization(slug="acme", name="Acme")
 user = get_user_model().objects.create_user(username="{EMAIL}", email="{EMAIL}", password="{PASSWORD}")
 add_membership(user=user, organization=organization, role=Role.MEMBER)

@@ -18,8 +18,9 @@ from typing import Any
 import jsonschema
 from django.test import TestCase
 
+from knowledge.models import Module, Source
 from mcp_operator.tools import TOOLS
-from organizations.models import Membership, Module, Source
+from organizations.models import Membership
 from tests.factories import token_for
 from tests.mcp_requests import CLIENT_META, envelope, post_mcp
 from tests.support import validate_against_mcp_schema

@@ -54,7 +54,8 @@ django.setup()
 from django.contrib.auth import get_user_model
 from oauth.tokens import issue_access_token
 from organizations.models import Role
-from organizations.services import add_membership, create_module, create_organization, create_source
+from organizations.services import add_membership, create_organization
+from knowledge.services import create_module, create_source
 organization = create_organization(slug="acme", name="Acme")
 user = get_user_model().objects.create_user(username="bob@acme.test", email="bob@acme.test", password="x-unused-x")
 add_membership(user=user, organization=organization, role=Role.MEMBER)

@@ -5,10 +5,10 @@ import unittest
 from django.db import connection
 from django.test import TestCase
 
+from knowledge.search.schema import SEARCH_FUNCTION
 from operator_core.sql import fetch
 from operator_site.settings.storage import PREPARE_THRESHOLD
 from organizations.models import Role
-from organizations.search_schema import SEARCH_FUNCTION
 from tests.factories import make_membership, make_source
 from tests.mcp_operator.base import OperatorEndpointTestCase
 

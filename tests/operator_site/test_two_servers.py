@@ -33,7 +33,8 @@ import django
 django.setup()
 from django.contrib.auth import get_user_model
 from organizations.models import Role
-from organizations.services import add_membership, create_module, create_organization
+from organizations.services import add_membership, create_organization
+from knowledge.services import create_module
 organization = create_organization(slug="acme", name="Acme")
 user = get_user_model().objects.create_user(username="bob@acme.test", email="bob@acme.test", password="{PASSWORD}")
 add_membership(user=user, organization=organization, role=Role.MEMBER)

@@ -2,8 +2,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.test import TestCase, override_settings
 from django.urls import reverse
 
-from organizations.models import Membership, Role, Source, SourceStatus
-from organizations.services import mark_source_failed
+from organizations.models import Membership, Role
 from tests.factories import make_membership, make_module, make_source, make_user
 
 
@@ -26,12 +25,12 @@ class AdminAccessTests(AdminTestCase):
             reverse("admin:organizations_membership_changelist") + "?role__exact=member&q=example",
             reverse("admin:organizations_membership_add"),
             reverse("admin:organizations_membership_change", args=[membership.pk]),
-            reverse("admin:organizations_module_changelist") + "?status__exact=published",
-            reverse("admin:organizations_module_add"),
-            reverse("admin:organizations_module_change", args=[module.pk]),
-            reverse("admin:organizations_source_changelist") + "?status__exact=processed",
-            reverse("admin:organizations_source_add"),
-            reverse("admin:organizations_source_change", args=[source.pk]),
+            reverse("admin:knowledge_module_changelist") + "?status__exact=published",
+            reverse("admin:knowledge_module_add"),
+            reverse("admin:knowledge_module_change", args=[module.pk]),
+            reverse("admin:knowledge_source_changelist") + "?status__exact=processed",
+            reverse("admin:knowledge_source_add"),
+            reverse("admin:knowledge_source_change", args=[source.pk]),
         ]
 
         for page in pages:
@@ -161,29 +160,3 @@ class AdminRoleChangeTests(AdminTestCase):
 
         self.assertEqual(response.status_code, 200)
         self.assertEqual(Membership.objects.count(), 1)
-
-
-class AdminSourceTests(AdminTestCase):
-    def test_adding_a_source_processes_it(self) -> None:
-        organization = make_membership().organization
-
-        response = self.client.post(
-            reverse("admin:organizations_source_add"),
-            {"organization": organization.pk, "title": "Memo", "kind": "text", "origin": "", "text": "Hello there."},
-        )
-
-        self.assertEqual(response.status_code, 302)
-        source = Source.objects.get()
-        self.assertEqual((source.status, source.chunks.count()), (SourceStatus.PROCESSED, 1))
-
-    def test_reprocess_action_processes_the_selected_sources(self) -> None:
-        source = mark_source_failed(make_source(text="Recoverable text."))
-
-        response = self.client.post(
-            reverse("admin:organizations_source_changelist"),
-            {"action": "reprocess", "_selected_action": [str(source.pk)]},
-        )
-
-        self.assertEqual(response.status_code, 302)
-        source.refresh_from_db()
-        self.assertEqual((source.status, source.chunks.count()), (SourceStatus.PROCESSED, 1))

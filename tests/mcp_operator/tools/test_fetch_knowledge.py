@@ -1,8 +1,9 @@
 import uuid
 
+from knowledge.models import SourceKind
+from knowledge.services import register_source
 from operator_core.errors import ErrorCode
-from organizations.models import Role, SourceKind
-from organizations.services import register_source
+from organizations.models import Role
 from tests.factories import make_membership, make_organization, make_source
 from tests.mcp_operator.base import OperatorEndpointTestCase
 

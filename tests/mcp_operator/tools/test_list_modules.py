@@ -1,8 +1,9 @@
 from datetime import UTC, datetime
 
+from knowledge.models import ModuleStatus
 from mcp_operator.tools.payloads import timestamp
 from operator_core.errors import ErrorCode
-from organizations.models import ModuleStatus, Role
+from organizations.models import Role
 from tests.factories import make_membership, make_module, make_organization, make_source
 from tests.mcp_operator.base import OperatorEndpointTestCase, set_module_updated_at
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from knowledge.processing import normalise_text
 from operator_core.errors import InvalidArguments
-from organizations.processing import normalise_text
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm")
 HTML_SUFFIXES = (".html", ".htm")

@@ -1,8 +1,8 @@
-"""The PostgreSQL search (organizations/search.py; docs/development/architecture.md#search).
+"""The PostgreSQL search (knowledge/search/query.py; docs/development/architecture.md#search).
 
 One statement, prepared like the other reads of a tool call (operator_core/sql.py),
 calls the PL/pgSQL function SEARCH_FUNCTION that migrations create
-(organizations/search_schema.py) for the best chunk ids, then joins their
+(knowledge/search/schema.py) for the best chunk ids, then joins their
 titles and snippets (`ts_headline`) for those rows only.
 
 The function takes the query as `websearch_to_tsquery('english', …)` and finds
@@ -14,7 +14,7 @@ made search slow in a large organization.
 
 So a query of plain words (no quoted phrase, "or" or -word) looks at nested sets
 of its matches, smallest first, each found through the index by the tier
-lexemes of organizations/search_schema.py:
+lexemes of knowledge/search/schema.py:
 
 - every word at least 16 times in the chunk, then 12, 8, 6, 4, 3 and 2 times;
 - every word, and one of them at least twice (queries of two words or more);
@@ -40,7 +40,7 @@ rows at most on the benchmark corpus (bench/README.md). Phrases, "or" and
 -word are ranked over all their matches.
 
 The sets hold every chunk that matches, whatever its source's status: only
-processed sources have chunks (organizations/services.py writes chunks and the
+processed sources have chunks (knowledge/services.py writes chunks and the
 status together), and the rows returned are checked against the status again.
 """
 
@@ -48,8 +48,8 @@ status together), and the rows returned are checked against the status again.
 
 import uuid
 
+from knowledge.search.schema import SEARCH_FUNCTION
 from operator_core.sql import fetch
-from organizations.search_schema import SEARCH_FUNCTION
 
 _SQL = f"""
     SELECT top.chunk_source, s.title, top.chunk_index,

@@ -1,6 +1,6 @@
 from django.test import SimpleTestCase
 
-from organizations.processing import CHUNK_MAX, normalise_text, split_into_chunks
+from knowledge.processing import CHUNK_MAX, normalise_text, split_into_chunks
 
 PARAGRAPH = (
     "Acme deploys twice a day through the release train. Each train takes the newest releasable build. "

@@ -1,4 +1,4 @@
-"""The search index (organizations/search_schema.py) and the promises search keeps on both databases.
+"""The search index (knowledge/search/schema.py) and the promises search keeps on both databases.
 
 The suite runs on SQLite and, in CI, on PostgreSQL: every expectation written
 here as a literal list holds on both, which is how "the same results on both
@@ -15,8 +15,8 @@ from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test import SimpleTestCase, TestCase, TransactionTestCase
 
-from organizations.models import Organization, Source, SourceChunk
-from organizations.search_schema import (
+from knowledge.models import Source, SourceChunk
+from knowledge.search.schema import (
     FTS_TABLE,
     FTS_TOKENIZE,
     KEYS_FUNCTION,
@@ -27,8 +27,9 @@ from organizations.search_schema import (
     keyed_text,
     organization_word_key,
 )
-from organizations.selectors import search_chunks
-from organizations.services import TextDocument, import_text_sources
+from knowledge.selectors import search_chunks
+from knowledge.services import TextDocument, import_text_sources
+from organizations.models import Organization
 from tests.factories import make_organization, make_source
 
 # One chunk each, of similar lengths; term frequencies differ clearly, or the texts

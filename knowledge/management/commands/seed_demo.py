@@ -5,7 +5,7 @@ Idempotent: running it again creates nothing new (docs/development/decisions.md#
 
 from django.core.management.base import BaseCommand
 
-from organizations.demo import seed_demo_data
+from knowledge.demo import seed_demo_data
 
 
 class Command(BaseCommand):

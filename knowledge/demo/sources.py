@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from organizations.models import SourceKind
+from knowledge.models import SourceKind
 
 # One folder per organization slug; every `*.md` in it becomes a processed source.
 CONTENT_DIR = Path(__file__).resolve().parent / "content"

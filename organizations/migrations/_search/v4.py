@@ -1,26 +1,21 @@
-"""The text of PostgreSQL's search function, filled in by organizations/search_schema.py.
+"""Search schema version 4, frozen (PostgreSQL's index installed by migration 0006; SQLite keeps version 3's).
 
-Templates for `str.format`: the names of the functions and the parts that differ
-between schema versions come from there. organizations/search_postgres.py
-explains the sets the function ranks; docs/development/architecture.md#search,
-why it looks like this.
+PostgreSQL: version 2's vector, and an index that also keys each chunk by its
+source's first hex digit, with the search function that looks there first.
 """
 
-# The rows of one set: those the index finds for `candidates`, checked on the row (phrases,
-# -words), in the organization and the sources asked for.
-SET_ROWS = """
-            FROM organizations_sourcechunk AS c
-            WHERE {keys} @@ {query}(organization, candidates)
-              AND c.search_vector @@ candidates AND c.organization_id = organization
-              AND (sources IS NULL OR c.source_id = ANY(sources))"""
-# The search itself (organizations/search_postgres.py explains the sets). PL/pgSQL, so that the
-# plans of its statements are made once per connection and reused (generic plans: the values
-# differ, the shape never does). No JIT and no parallel workers: the planner cannot know how
-# many chunks a computed query matches and estimates thousands per set, enough to compile the
-# plan (100 ms and more) or to start workers for each set (10 ms and more) for a search that
-# takes a few. ROWS: at most a page, so the caller joins the rows by primary key.
-FUNCTION = """
-CREATE FUNCTION {search}(organization uuid, query text, page integer, sources uuid[])
+from organizations.migrations._search.v2 import POSTGRESQL_VECTOR_INSTALL, POSTGRESQL_VECTOR_UNINSTALL
+from organizations.migrations._search.v3 import SQLITE_INSTALL, SQLITE_UNINSTALL
+
+POSTGRESQL_INDEX_INSTALL = (
+    "CREATE FUNCTION organizations_search_keys(organization uuid, source uuid, vector tsvector) RETURNS "
+    "tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ SELECT array_to_tsvector(ARRAY(SELECT key "
+    "|| lexeme FROM unnest(tsvector_to_array(vector)) AS lexeme) || key || (key || ' ' || "
+    "left(source::text, 1))) FROM left(replace(organization::text, '-', ''), 12) AS key $$",
+    "CREATE INDEX organizations_sourcechunk_search_idx ON organizations_sourcechunk USING GIN "
+    "(organizations_search_keys(organization_id, source_id, search_vector))",
+    """
+CREATE FUNCTION organizations_search_chunks(organization uuid, query text, page integer, sources uuid[])
 RETURNS TABLE (chunk_id bigint, chunk_source uuid, chunk_index integer, chunk_score numeric)
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE ROWS 10
 SET jit = off SET max_parallel_workers_per_gather = 0 SET plan_cache_mode = force_generic_plan
@@ -44,7 +39,7 @@ BEGIN
     IF regexp_replace(words::text, '''(?:[^'']|'''')*''', '', 'g') ~ '^[ &]*$' THEN
         lexemes := ARRAY(SELECT found_lexeme[1]
                          FROM regexp_matches(words::text, '''((?:[^'']|'''')+)''', 'g') AS found_lexeme);
-        FOREACH tier IN ARRAY {tiers} LOOP
+        FOREACH tier IN ARRAY ARRAY[16, 12, 8, 6, 4, 3, 2] LOOP
             sets := sets || array_to_string(
                 ARRAY(SELECT '''' || lexeme || ' ' || tier || '''' FROM unnest(lexemes) AS lexeme), ' & ')::tsquery;
         END LOOP;
@@ -64,7 +59,7 @@ BEGIN
             -- whose ranks are equal, in (source id, chunk index) order. Only the page is ranked.
             -- The keys of a plain word are exact: no row needs its vector checked.
             twice := ('''' || lexemes[1] || ' 2''')::tsquery;
-            FOREACH candidates IN ARRAY {page_steps} LOOP
+            FOREACH candidates IN ARRAY ARRAY[words && (twice || ''' 0'''::tsquery), words] LOOP
                 SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx),
                        array_agg(ranked.score)
                 INTO ids, chunk_sources, indexes, scores
@@ -72,7 +67,7 @@ BEGIN
                              round(ts_rank_cd(page_rows.search_vector, words)::numeric, 6) AS score
                       FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx, c.search_vector
                             FROM organizations_sourcechunk AS c
-                            WHERE {keys} @@ {query}(organization, candidates) AND c.organization_id = organization
+                            WHERE organizations_search_keys(c.organization_id, c.source_id, c.search_vector) @@ organizations_search_query(organization, candidates) AND c.organization_id = organization
                               AND (sources IS NULL OR c.source_id = ANY(sources))
                             ORDER BY c.search_vector @@ twice DESC, c.source_id, c."index"
                             LIMIT page) AS page_rows
@@ -84,11 +79,25 @@ BEGIN
         SELECT array_agg(ranked.id), array_agg(ranked.source_id), array_agg(ranked.idx), array_agg(ranked.score)
         INTO ids, chunk_sources, indexes, scores
         FROM (SELECT c.id::bigint AS id, c.source_id, c."index"::integer AS idx,
-                     round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score{rows}
+                     round(ts_rank_cd(c.search_vector, words)::numeric, 6) AS score
+            FROM organizations_sourcechunk AS c
+            WHERE organizations_search_keys(c.organization_id, c.source_id, c.search_vector) @@ organizations_search_query(organization, candidates)
+              AND c.search_vector @@ candidates AND c.organization_id = organization
+              AND (sources IS NULL OR c.source_id = ANY(sources))
               ORDER BY score DESC, c.source_id, c."index"
               LIMIT page) AS ranked;
         EXIT WHEN coalesce(cardinality(ids), 0) >= page;
     END LOOP;
     RETURN QUERY SELECT * FROM unnest(ids, chunk_sources, indexes, scores);
 END
-$search$"""
+$search$""",
+)
+POSTGRESQL_INDEX_UNINSTALL = (
+    "DROP FUNCTION IF EXISTS organizations_search_chunks(uuid, text, integer, uuid[])",
+    "DROP INDEX IF EXISTS organizations_sourcechunk_search_idx",
+    "DROP FUNCTION IF EXISTS organizations_search_keys(uuid, uuid, tsvector)",
+)
+POSTGRESQL_INSTALL = POSTGRESQL_VECTOR_INSTALL + POSTGRESQL_INDEX_INSTALL
+POSTGRESQL_UNINSTALL = POSTGRESQL_INDEX_UNINSTALL + POSTGRESQL_VECTOR_UNINSTALL
+INSTALL = {"sqlite": SQLITE_INSTALL, "postgresql": POSTGRESQL_INSTALL}
+UNINSTALL = {"sqlite": SQLITE_UNINSTALL, "postgresql": POSTGRESQL_UNINSTALL}

@@ -4,8 +4,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import TestCase, override_settings
 
-from organizations.models import Membership, Module, ModuleSection, Organization, Role, Source, SourceChunk
-from organizations.selectors import processed_sources_for_organization, search_chunks
+from knowledge.models import Module, ModuleSection, Source, SourceChunk
+from knowledge.selectors import processed_sources_for_organization, search_chunks
+from organizations.models import Membership, Organization, Role
 
 FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from organizations.models import ModuleStatus
+from knowledge.models import ModuleStatus
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from unittest import mock
 from django.core.management import CommandError, call_command
 from django.test import TestCase
 
-from organizations.management.commands import import_sources
-from organizations.models import Source, SourceKind, SourceStatus
+from knowledge.management.commands import import_sources
+from knowledge.models import Source, SourceKind, SourceStatus
 from tests.factories import make_organization
 
 

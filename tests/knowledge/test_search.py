@@ -1,9 +1,9 @@
 from django.db import connection
 from django.test import TestCase
 
-from organizations.models import SourceKind
-from organizations.selectors import search_chunks
-from organizations.services import import_text_source, mark_source_failed, register_source
+from knowledge.models import SourceKind
+from knowledge.selectors import search_chunks
+from knowledge.services import import_text_source, mark_source_failed, register_source
 from tests.factories import make_organization, make_source
 
 FILLER = (

@@ -14,10 +14,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from knowledge.extraction import SUPPORTED_SUFFIXES, read_document
+from knowledge.services import DocumentRejected, TextDocument, import_text_sources
 from operator_core.errors import InvalidArguments
-from organizations.extraction import SUPPORTED_SUFFIXES, read_document
 from organizations.selectors import organization_by_slug_or_none
-from organizations.services import DocumentRejected, TextDocument, import_text_sources
 
 BATCH_FILES = 100
 

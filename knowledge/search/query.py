@@ -1,14 +1,14 @@
 """Full-text search over SourceChunk, one implementation per database vendor.
 
-The structures searched are created by migrations (organizations/search_schema.py);
+The structures searched are created by migrations (knowledge/search/schema.py);
 the design and its measurements: docs/development/architecture.md#search.
 
-- PostgreSQL (organizations/search_postgres.py): `websearch_to_tsquery('english', …)`
+- PostgreSQL (knowledge/search/postgres.py): `websearch_to_tsquery('english', …)`
   through a GIN index on (organization, search vector); ranking `ts_rank_cd`
   over the first of a few nested sets of matches, chosen by how often the
   words occur, that fills the page; snippets `ts_headline`.
 - SQLite: an FTS5 table over the chunk text with the organization's key
-  before every word (organizations/search_schema.py, versions 3 and 5), kept
+  before every word (knowledge/search/schema.py, versions 3 and 5), kept
   in sync by triggers; the query keys its words the same way, so FTS5 reads only that
   organization's entries and bm25's word statistics are its own. Tokenizer
   `porter unicode61`; ranking `bm25()` (negated, so higher is better). User
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from knowledge.search.postgres import postgres_rows
+from knowledge.search.schema import FTS_TABLE, WORD, organization_word_key
 from operator_core.sql import fetch
-from organizations.search_postgres import postgres_rows
-from organizations.search_schema import FTS_TABLE, WORD, organization_word_key
 
 SNIPPET_START = "«"
 SNIPPET_STOP = "»"
@@ -81,7 +81,7 @@ def search_chunk_rows(
     """One query: the best `limit` chunks of processed sources of one organization."""
     if source_ids is not None and not source_ids:
         return []
-    query = unicodedata.normalize("NFC", query)  # as the indexed text is (organizations/processing.py)
+    query = unicodedata.normalize("NFC", query)  # as the indexed text is (knowledge/processing.py)
     if connection.vendor == "postgresql":
         rows = _postgres_rows(organization_id, query, source_ids, limit)
     elif connection.vendor == "sqlite":
@@ -131,7 +131,7 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
         FROM top JOIN organizations_source s ON s.id = top.source_id
         ORDER BY top.score DESC, top.source_id ASC, top.idx ASC
     """  # noqa: S608 - only placeholders and constants are interpolated
-    # The snippet is cut from the chunk's plain text (search_schema.py, version 5).
+    # The snippet is cut from the chunk's plain text (search/schema.py, version 5).
     return fetch(sql, [*params, limit, SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, expression])
 
 

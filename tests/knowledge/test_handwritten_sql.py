@@ -16,14 +16,14 @@ from django.db.models.functions import Coalesce, Length
 from django.test import TestCase
 from django.utils import timezone
 
-from organizations.models import Module, ModuleSection, ModuleStatus, Source, SourceChunk, SourceKind, SourceStatus
-from organizations.selectors import (
+from knowledge.models import Module, ModuleSection, ModuleStatus, Source, SourceChunk, SourceKind, SourceStatus
+from knowledge.selectors import (
     module_in_organization,
     modules_for_organization,
     processed_source_in_organization,
     processed_sources_for_organization,
 )
-from organizations.services import create_module, mark_source_failed, register_source
+from knowledge.services import create_module, mark_source_failed, register_source
 from tests.factories import make_module, make_organization, make_source
 
 QUERIES = [None, "safety", "SAFETY", "50%", "a_b", "\\", "o", "zzz"]

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.test import SimpleTestCase
 
+from knowledge.extraction import html_to_document, read_document
 from operator_core.errors import ErrorCode, InvalidArguments
-from organizations.extraction import html_to_document, read_document
 
 
 class HtmlToDocumentTests(SimpleTestCase):

@@ -1,10 +1,9 @@
 from django.db import connection, models
 from django.test import TestCase
 
-from operator_core.errors import ErrorCode, InvalidArguments
-from organizations.models import Module, ModuleStatus, Source, SourceChunk, SourceKind, SourceStatus
-from organizations.processing import split_into_chunks
-from organizations.services import (
+from knowledge.models import Module, ModuleStatus, Source, SourceChunk, SourceKind, SourceStatus
+from knowledge.processing import split_into_chunks
+from knowledge.services import (
     DocumentRejected,
     ImportOutcome,
     TextDocument,
@@ -16,6 +15,7 @@ from organizations.services import (
     register_source,
     reprocess_sources,
 )
+from operator_core.errors import ErrorCode, InvalidArguments
 from tests.factories import make_organization, make_source
 
 LONG_TEXT = "\n\n".join(
