@@ -102,15 +102,7 @@ def record_refresh_token_reuse(*, rotated: Any, client: Any, reason: str) -> Non
     `rotated` is the presented token's row; `reason` is `oauth.refresh_grace`'s
     (outside the grace window, or after its successor was used).
     """
-    record_event(
-        AuditAction.REFRESH_REUSE,
-        outcome=InvalidGrantError.error,
-        person_id=rotated.user_id,
-        organization_id=rotated.organization_id,
-        client_id=client.client_id,
-        client_name=client.name,
-        detail={"reason": reason},
-    )
+    _record_refused_refresh(AuditAction.REFRESH_REUSE, refresh_token=rotated, client=client, reason=reason)
 
 
 def record_refresh_refused(*, refresh_token: Any, client: Application, reason: str) -> None:
@@ -120,8 +112,12 @@ def record_refresh_refused(*, refresh_token: Any, client: Application, reason: s
     bound organization) or `REASON_CLIENT_POLICY` (the organization's client
     policy no longer admits the client); docs/managing-connections.md#how-access-ends.
     """
+    _record_refused_refresh(AuditAction.REFRESH, refresh_token=refresh_token, client=client, reason=reason)
+
+
+def _record_refused_refresh(action: AuditAction, *, refresh_token: Any, client: Any, reason: str) -> None:
     record_event(
-        AuditAction.REFRESH,
+        action,
         outcome=InvalidGrantError.error,
         person_id=refresh_token.user_id,
         organization_id=refresh_token.organization_id,

@@ -57,7 +57,11 @@ class RegistrationBoundTests(TestCase):
         self.assertRefusedNaming(self.register(redirect_uris=callbacks(11)), "redirect_uris", "10")
 
     def test_the_reported_31000_redirect_uris_are_refused(self) -> None:
-        self.assertRefusedNaming(self.register(redirect_uris=callbacks(31_000, length=30)), "16384 bytes")
+        uris = callbacks(31_000, length=29)
+        # As reported: under the 1 MiB body cap, so the metadata bound, not the body's, refuses it.
+        self.assertLess(len(json.dumps({"redirect_uris": uris})), 1024 * 1024)
+
+        self.assertRefusedNaming(self.register(redirect_uris=uris), "16384 bytes")
 
     def test_a_redirect_uri_of_2000_characters_registers(self) -> None:
         response = self.register(redirect_uris=callbacks(1, length=2_000))
