@@ -203,5 +203,6 @@ class SharedCountTests(HeadlessTestCase):
         # Another process reads Redis directly, not through this process's cache object.
         other_worker = redis.Redis.from_url(redis_url)
         self.addCleanup(other_worker.close)
-        [key] = other_worker.keys(f"*{prefix}*")
+        # The start counts twice: per address (this group) and per recipient (its own group).
+        [key] = other_worker.keys(f"*{prefix}*:agent_auth.registration:*")
         self.assertEqual(int(other_worker.get(key)), 1)
