@@ -1,41 +1,14 @@
 """The outbox of verification emails: written with the claim, sent by the email worker, once.
 
-`POST /api/agent/auth` answers before any SMTP round trip (a slow answer for
-known emails only would reveal which emails have accounts,
-docs/development/decisions.md#headless-path), and the email must not depend on
-the process that answered it staying alive. So `queue_verification_email`,
-called inside `start_claim`'s transaction, writes two rows that commit with the
-claim or not at all:
-
-- a `VerificationEmail`, the claim's one email (one per claim: a unique
-  claim), with its code sealed by a key derived from SECRET_KEY and the row's
-  id, so the database alone reveals no code;
-- a `deliver_verification_email` task in the database queue of django-tasks,
-  which the email worker (`manage.py db_worker`, docs/operations.md#the-email-worker)
-  runs after commit.
-
-Each attempt first schedules the next one, then sends:
-
-- the next attempt is committed before any SMTP traffic, because django-tasks
-  never runs again a task whose worker died in it: a worker killed in the
-  middle of an attempt still leaves the next one behind;
-- the message goes out with the email's row locked, and the row is marked sent
-  in the same transaction: any other attempt, concurrent or later, finds it
-  sent and sends nothing;
-- attempts stop once the email is sent, its claim has expired, or the mail
-  server refused it permanently (a 5yz reply, RFC 5321 §4.2.1: the same
-  request would be refused again), and the sealed code is erased then.
-
-A failure is logged with the exception's type and the SMTP reply codes only:
-the exception's text names the recipient (`SMTPRecipientsRefused` is keyed by
-address, and servers echo it in their replies).
-
-A claim for an unknown email gets the same rows and the same task (the same
-work, no account enumeration); its attempt finds no one to write to.
-
-One window remains: a worker killed after the SMTP server accepted the message
-and before the commit. The next attempt then sends the same code again. A
-duplicate of a code harms nothing; a lost one strands the agent.
+`queue_verification_email`, called inside `start_claim`'s transaction, writes
+the claim's one `VerificationEmail` (its code sealed under a key derived from
+SECRET_KEY and the row's id) and a `deliver_verification_email` task for the
+email worker (`manage.py db_worker`, docs/operations.md#the-email-worker), so
+the request answers before any SMTP round trip and the email outlives the
+process that answered. Each attempt commits the next one before it talks to
+SMTP, then sends with the row locked and marks it sent in the same
+transaction. Why, and the one window that can send a code twice:
+docs/development/decisions.md#headless-path.
 """
 
 from __future__ import annotations

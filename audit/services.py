@@ -1,23 +1,12 @@
 """Writes of the audit trail: one INSERT per event, and the retention purge.
 
 Every writer records through `record_event`, inside its own transaction when it
-has one, so an event is kept exactly when what it describes is. A tool call is
-on the hot path (docs/development/architecture.md, "One tool call, step by
-step"), so the INSERT is built once per process from the model's columns and
-each event costs one statement: no model instance, no signals, no RETURNING
-(the approach of `organizations/operator_access.py`). The request id comes from
-the request being served (`operator_core.request_log`); outside a request it is
-empty.
-
-Durability: an event written inside a transaction is exactly as durable as that
-transaction. A tool call's record is written outside any (a tool call only
-reads), and a commit that waits for the disk would cost more than the call
-itself (bench/README.md); on PostgreSQL, `record_tool_call` therefore commits
-it asynchronously (`synchronous_commit` off for that one statement, which
-PostgreSQL keeps prepared like the tool calls' reads): a crash of
-the database server may lose the records of the last fraction of a second, and
-never leaves a partial one. The embedded SQLite runs WAL with
-`synchronous=NORMAL` (operator_site/settings/storage.py) to the same effect.
+has one, so an event is kept exactly when what it describes is. A tool call's
+record is on the hot path: the INSERT is built once per process, costs one
+statement (no model instance, no signals, no RETURNING), and on PostgreSQL
+commits without waiting for the disk (`record_tool_call`). The request id
+comes from the request being served (`operator_core.request_log`). Why, and
+what an asynchronous commit may lose: docs/development/decisions.md#audit-trail.
 
 Callers pass ids and names only. Nothing here accepts a token, a code or a
 secret, and nothing may put one into `detail`.

@@ -1,28 +1,14 @@
 """The bounds on client metadata, registered (RFC 7591) or fetched (a Client ID Metadata Document).
 
-Without them one registration could hold tens of thousands of redirect URIs,
-and every later authorization request naming that client compared against all
-of them (docs/limits.md#registered-clients). Both ways in check the same
-bounds, before any other rule: `register_client` (oauth/services.py) answers
-a breach `invalid_client_metadata` (RFC 7591 §3.2.2), and the metadata
-fetcher (oauth/cimd.py) refuses the document.
-
-- At most 10 redirect URIs: real clients register one to three
-  (tests/oauth/client_registrations.py).
-- At most 2,000 characters per URI: the authorization request carries its
-  redirect URI and the redirect back carries it again with the code, and a
-  URI longer than this no longer fits an address browsers and proxies handle
-  everywhere. Real callbacks are under 100.
-- `client_name` at most 255 characters (the column that stores it); `scope` at
-  most 1,000; `software_statement` (a JWT, ignored here) at most 8,000; the
-  other short members of RFC 7591 §2 (`software_id`, `software_version`,
-  `token_endpoint_auth_method`, `application_type`, and each item of
-  `contacts`, `grant_types`, `response_types`) at most 255; any other string
-  member, known or not, at most 2,000, as a URI. A language-tagged member
-  (`client_name#ja`, RFC 7591 §2.2) has the bound of its member.
-- At most 10 items in any other array (`grant_types`, `response_types`, `contacts`).
-- At most 16 KiB for the whole metadata as compact JSON: the size the
-  fetcher reads of a document (`CIMD_MAX_DOCUMENT_SIZE`).
+Both ways in check the same bounds, before any other rule: `register_client`
+(oauth/services.py) answers a breach `invalid_client_metadata` (RFC 7591
+§3.2.2), naming the member and the bound, and the metadata fetcher
+(oauth/cimd.py) refuses the document. The bounds are the constants below: 10
+redirect URIs, 2,000 characters per URI or unknown string member, 255 per short
+member (a language-tagged one, `client_name#ja`, has its member's), 10 items
+per other array, 16 KiB for the whole metadata as compact JSON
+(docs/limits.md#registered-clients). Why these figures:
+docs/development/decisions.md#registration.
 """
 
 import json

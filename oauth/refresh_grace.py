@@ -1,27 +1,13 @@
 """The grace window of a rotated refresh token: one rotation, one answer for every caller.
 
-Refresh tokens rotate on every use, and a rotated token presented again is a
-sign of theft that revokes its whole family (RFC 9700 §4.14.2). Clients present
-a rotated token for ordinary reasons too: the answer to a refresh was lost and
-the client retries, or several processes sharing one credential store refresh
-at once. So for `refresh_token_grace_seconds` after a rotation, the same client
-presenting the rotated token gets the rotation's answer again: the same
-successor refresh token and the same access token, after every rule of a
-refresh has run again (docs/authentication.md#refresh-tokens,
-docs/development/decisions.md#refresh-tokens).
-
-Tokens stay hashed at rest. The answer is kept only for the window, sealed with
-AES-256-GCM under a key that HKDF-SHA256 derives from the rotated token itself,
-which the database holds only as a SHA-256 digest: only a holder of the rotated
-token can open it, and a copy of the database alone opens nothing.
-
-One rotation under concurrency: `lock_presented_refresh_token` locks the
-presented token's row until the token request commits (`oauth.endpoint_views.TokenView`
-is one transaction), so on PostgreSQL concurrent refreshes with one token queue
-on that row, and each one after the first finds it rotated, with its answer
-kept. On SQLite every transaction takes the write lock when it begins
-(`transaction_mode` IMMEDIATE in operator_site/settings/storage.py), which
-serializes token requests the same way.
+For `refresh_token_grace_seconds` after a rotation, the same client presenting
+the rotated token gets the rotation's answer again (the same successor and
+access token) after every rule of a refresh has run again; otherwise a rotated
+token presented again revokes its family (RFC 9700 §4.14.2). The answer is
+kept sealed under a key derived from the rotated token, which the database
+holds only as a digest, and the presented token's row is locked for the whole
+token request so that concurrent refreshes make one rotation. The rules, and
+why: docs/development/decisions.md#refresh-tokens.
 
 This module owns those rules and the audit events; `oauth.validators` calls it
 from small hooks and leaves live tokens, and their rotation, to DOT.

@@ -1,51 +1,13 @@
 """The one fixed-window rate limiter of the service, on Django's default cache.
 
 Every request budget counts through `FixedWindowLimiter`: tool calls
-(`mcp_operator.limits`), sign-in per IP address and per email, the headless
-endpoints and the docs endpoint (docs/limits.md).
-
-Window semantics: a window is anchored at the first count of its key. That
-count opens a window of `period_seconds`; every count until it ends adds to the
-same counter; the first count after it ends opens the next one. Refused
-attempts count too. Over the limit, the seconds left in the current window
-(at least 1) are the `Retry-After` / `retryAfterSeconds`. Anchoring at the key
-rather than on the wall clock means a burst that starts on a fresh key always
-falls into one window: no test, and no client, ever straddles an edge it did not
-open itself.
-
-Where the counts live:
-
-- Redis (the default cache is `django.core.cache.backends.redis.RedisCache`):
-  one Lua script per count, one round trip, atomic across every gunicorn worker
-  and machine. The counter is a plain integer under Django's own key
-  (`make_key`), and the window's end is the key's absolute expiry
-  (`SET ... PXAT`, read back with `PEXPIRETIME`, Redis 7.0 or later), so Redis
-  drops the counter when its window ends.
-- Any other cache (the embedded default is the per-process local-memory cache):
-  the window's end and count as one value, read and rewritten under a process
-  lock. That cache is itself one process's, so the lock makes the count exact
-  wherever the cache is shared.
-
-When Redis does not answer (docs/operations.md#outages), each limiter follows
-its own `on_outage` policy, decided where the limiter is defined:
-
-- `OnOutage.REFUSE` (the default): raise `TemporarilyUnavailable` (503,
-  `Retry-After`). For limits that guard something (password guessing, emails
-  sent): failing open would switch the guard off exactly when an attacker might
-  have caused the outage.
-- `OnOutage.COUNT_PER_PROCESS`: count in this process's memory, as the embedded
-  default does, until Redis answers again. The limit then holds per worker
-  process, so across the deployment it is at most the number of processes times
-  the limit. For limits that share capacity fairly rather than guard.
-
-Redis is asked with short timeouts and one retry (`CACHES["default"]["OPTIONS"]`),
-so an outage costs a request milliseconds, not seconds.
-
-The clock: the window's start and end are read from the limiter's `clock`, or,
-when none is given, from this module's `clock` (`time.time`). Tests replace the
-module's `clock` to pin or advance time instead of sleeping to a window edge
-(`tests/support.py`, `pinned_clock`). On Redis a pinned clock must not lie in
-the past by more than a window: the counter's expiry is set from it.
+(`mcp_operator.limits`), sign-in per IP address and per email, the OAuth and
+headless endpoints and the docs endpoint (docs/limits.md). A window is
+anchored at its key's first count; on Redis one Lua script counts atomically
+across workers, elsewhere a process lock does. When Redis does not answer,
+each limiter follows its own `on_outage` policy. Tests replace the module's
+`clock` (or pass a limiter its own) instead of sleeping to a window's edge.
+Why each of these: docs/development/decisions.md#limits.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """Hand-written SELECTs for the hot path, adapted to the database vendor by Django's own backend.
 
-The reads of a tool call are few and fixed in shape, and building and compiling
-them through the ORM cost more than running them (docs/development/performance.md).
-The selectors that serve tool calls write their SQL by hand instead (and
-the audit trail its INSERT, through `execute`), and this
-module keeps that SQL the same on SQLite and PostgreSQL, and its answers the
-same as the ORM's:
-
-- parameters are adapted as the ORM adapts them (`uuid_param`,
-  `datetime_param`), and a case-insensitive "contains" is the backend's own
-  `__icontains` (`contains_condition`, `contains_param`): `LIKE ... ESCAPE` on
-  SQLite, `UPPER(...::text) LIKE UPPER(...)` on PostgreSQL;
-- statements run through Django's cursor wrapper, so they are counted, logged
-  and wrapped like every ORM query (`assertNumQueries`, execute wrappers,
-  outages). On PostgreSQL the wrapped cursor binds its parameters on the
-  server, so that psycopg prepares a statement once a connection has run it
-  `prepare_threshold` times (`DATABASE_PREPARED_STATEMENTS`, on by default):
-  PostgreSQL then skips parsing and planning it. The ORM's own queries keep
-  Django's client-side binding, which never prepares;
-- result columns are converted by the backend's converters for the model field
-  each one comes from (`fetch`, `row_converter`), so a row holds what
-  `values()` would hold: `uuid.UUID`, aware `datetime`.
-
-SQL text is written with `%s` (or `%(name)s`) placeholders only: values are always bound.
+The selectors that serve tool calls write their SQL by hand (and the audit
+trail its INSERT, through `execute`); this module keeps that SQL the same on
+SQLite and PostgreSQL and its answers the same as the ORM's: parameters
+adapted as the ORM adapts them (`uuid_param`, `datetime_param`), the backend's
+own `__icontains` (`contains_condition`, `contains_param`), columns converted
+by the model fields' converters (`fetch`, `row_converter`), and statements run
+through Django's cursor wrapper, on PostgreSQL one that binds on the server so
+psycopg prepares them. SQL text holds `%s` (or `%(name)s`) placeholders only:
+values are always bound. Why: docs/development/performance.md#the-tool-calls-reads-are-sql-written-by-hand.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The admin's sign-in, limited like the service's (docs/operations.md#the-admin).
+"""The admin's sign-in, limited like the service's (docs/operations.md#admin).
 
 Django's admin checks any number of passwords at `/admin/login/`. Here every
 attempt first counts through `oauth.limits.require_sign_in_allowed`, the same

@@ -16,7 +16,7 @@ class OperatorSiteConfig(AppConfig):
         from operator_site import checks  # noqa: F401  (registers the checks)
         from operator_site.admin_sign_in import LimitedAdminAuthenticationForm
 
-        # The admin's sign-in counts against the service's sign-in limits (docs/operations.md#the-admin).
+        # The admin's sign-in counts against the service's sign-in limits (docs/operations.md#admin).
         admin.site.login_form = LimitedAdminAuthenticationForm
 
         if not settings.PRODUCTION:

@@ -5,9 +5,7 @@ Two edges (docs/limits.md#request-size):
 - `RequestSizeMiddleware`, early in `MIDDLEWARE`, refuses a request whose
   declared `Content-Length` is over `max_request_bytes` (1 MiB) with 413
   before anything reads its body: not a session, not the CSRF check, not a
-  view. Without it the token and registration endpoints answered a declared
-  20 MB body with a 500, and other paths read up to Django's own 2.5 MB.
-  The MCP endpoints are left to their own envelope check
+  view. The MCP endpoints are left to their own envelope check
   (`operator_core.mcp.envelope.check_http`), which refuses the same bodies
   unread, in the order docs/transport.md promises (authentication, then the
   HTTP method, the content type, the size); nothing before it reads a body.

@@ -1,28 +1,21 @@
-"""Full-text search over SourceChunk, one implementation per database vendor.
+"""Full-text search over SourceChunk: the SQLite query, and the parts both vendors share.
 
 The structures searched are created by migrations (knowledge/search/schema.py);
-the design and its measurements: docs/development/architecture.md#search.
+PostgreSQL's query is knowledge/search/postgres.py; the design and its
+measurements: docs/development/architecture.md#search.
 
-- PostgreSQL (knowledge/search/postgres.py): `websearch_to_tsquery('english', …)`
-  through a GIN index on (organization, search vector); ranking `ts_rank_cd`
-  over the first of a few nested sets of matches, chosen by how often the
-  words occur, that fills the page; snippets `ts_headline`.
-- SQLite: an FTS5 table over the chunk text with the organization's key
-  before every word (knowledge/search/schema.py, versions 3 and 5), kept
-  in sync by triggers; the query keys its words the same way, so FTS5 reads only that
-  organization's entries and bm25's word statistics are its own. Tokenizer
-  `porter unicode61`; ranking `bm25()` (negated, so higher is better). User
-  input never reaches FTS5 syntax: it is reduced to word tokens, English stop
-  words are dropped (as PostgreSQL's `english` configuration does), and each
-  remaining token is quoted. All tokens must match (AND), as with
-  `websearch_to_tsquery` for plain words.
+On SQLite the query's words are keyed by the organization as the indexed text
+is, so FTS5 reads only that organization's entries; ranking is `bm25()`
+(negated, so higher is better). User input never reaches FTS5 syntax: it is
+reduced to word tokens, English stop words are dropped (as PostgreSQL's
+`english` configuration does), and each remaining token is quoted; all must
+match, as with `websearch_to_tsquery` for plain words.
 
 Both vendors: only processed sources of the given organization; scores are
 rounded to 6 decimals and equal scores are ordered by (source id, chunk index),
 so the same query on the same data always returns the same list. Snippets are
-computed for the returned rows only: plain text around the matches on one line
-(runs of whitespace become one space), with matched words between « and » and
-"…" where text was cut.
+computed for the returned rows only: plain text around the matches on one line,
+matched words between « and », "…" where text was cut.
 """
 
 import unicodedata

@@ -1,44 +1,19 @@
 """The full-text search structures of each database vendor: the current schema version's SQL.
 
-Migrations create them. Each migration runs its own frozen copy of its
-version's SQL (organizations/migrations/_search/, where the earlier versions
-are described); this module holds the current version, which the latest of
-them installed, and tests/knowledge/test_frozen_search_sql.py checks that the
-two agree. A change here is a new version: a new frozen module and a
-migration that replaces the previous version's structures with it. How they are
-queried: knowledge/search/query.py; why they look like this:
-docs/development/architecture.md#search. The database objects keep the
-`organizations_` names they were created with, as the chunk table does.
+Migrations create them, each from its own frozen copy of its version's SQL
+(organizations/migrations/_search/); this module holds the current version,
+which tests/knowledge/test_frozen_search_sql.py checks against the newest
+frozen one. A change here is a new version: a new frozen module and a
+migration that replaces the previous version's structures. The database
+objects keep the `organizations_` names they were created with.
 
-PostgreSQL (version 4): the stored, generated column `search_vector` holds the
-chunk's `to_tsvector('english', text)` plus, for each lexeme that occurs at
-least n times for n in TERM_FREQUENCY_TIERS, a "tier" lexeme `'<lexeme> <n>'`
-without positions (the parser never puts a space inside a lexeme, so no word
-can match one). Rows are kept whole in the table (toast_tuple_target). The GIN
-index holds the vector's lexemes keyed by the chunk's organization:
-KEYS_FUNCTION puts the first ORGANIZATION_KEY hex digits of the organization's
-id before each, and QUERY_FUNCTION does the same to a query's lexemes. A
-word's index entry then lists only that organization's chunks, so a search
-reads its own organization's entries and nothing else. Two organizations whose
-ids begin alike would share entries, which costs time but never a result: the
-query also filters on the organization. The index also holds one key per
-chunk naming the first hex digit of its source's id, so that a single word's
-first chunks in (source id, chunk index) order are found among a sixteenth of
-its matches (knowledge/search/postgres.py).
-
-SQLite (version 5): an FTS5 table indexes the chunk text with
-`organization_word_key` (15 decimal digits from the organization id) before
-every word, so a word's list holds one organization's chunks and bm25()'s word
-statistics are the organization's own. FTS5 takes no tokenizer from Python, so
-the keyed text comes from KEYED_TEXT_FUNCTION, which knowledge/apps.py
-registers on every SQLite connection: the triggers call it. A plain `sqlite3`
-shell without it cannot write chunks. The table's content is the chunk table
-itself, so FTS5 reads the plain text where it reads content at all: snippet()
-of the rows a search returns. A snippet is placed by word positions, and a key
-never adds a word (it is glued to the word it precedes; see
-`_NOT_UNICODE61_WORD`), so the plain text yields the same snippet without the
-keys. The index is filled from the keyed text by the triggers and at install;
-never `rebuild` it (that would index the plain text).
+PostgreSQL (version 4): a generated `search_vector` with tier lexemes
+(TERM_FREQUENCY_TIERS), and a GIN index of its lexemes keyed by organization
+(KEYS_FUNCTION, QUERY_FUNCTION). SQLite (version 5): an FTS5 table over the
+chunk table's plain text, indexed with the organization's key before every
+word (KEYED_TEXT_FUNCTION, which knowledge/apps.py registers on every
+connection; the triggers call it). Never `rebuild` that table: it would index
+the plain text. Why they look like this: docs/development/architecture.md#search.
 """
 
 # ruff: noqa: S608 - SQL here is built from module constants only; values are always parameters

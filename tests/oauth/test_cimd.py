@@ -2,7 +2,7 @@
 
 The default fetcher refuses anything but public HTTPS addresses, so the positive
 tests serve the document through a local fetcher (CIMD_METADATA_FETCHER,
-docs/development/decisions.md#registration-and-discovery-views);
+docs/development/decisions.md#registration);
 the SSRF test runs DOT's real SafeMetadataFetcher.
 """
 
