@@ -10,8 +10,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from agent_auth.models import Claim, ClaimStatus
@@ -24,7 +25,7 @@ HEADLESS_CLIENT_NAME = "Headless agent"
 
 @dataclass(frozen=True)
 class HeadlessConnection:
-    person: AbstractBaseUser
+    person: User
     organization: Organization
     scopes: list[str]
     authorized_at: datetime
@@ -52,13 +53,14 @@ def headless_connections(
         claims = claims.filter(user_id=person_id)
     if organization_id is not None:
         claims = claims.filter(organization_id=organization_id)
+    # The filter admits only claims with a person, an organization and a completion time.
     return [
         HeadlessConnection(
-            person=claim.user,
-            organization=claim.organization,
+            person=cast(User, claim.user),
+            organization=cast(Organization, claim.organization),
             scopes=list(HEADLESS_SCOPES),
-            authorized_at=claim.completed_at,
-            expires_at=claim.completed_at + lifetime,
+            authorized_at=cast(datetime, claim.completed_at),
+            expires_at=cast(datetime, claim.completed_at) + lifetime,
         )
         for claim in claims
     ]

@@ -4,7 +4,7 @@ import hashlib
 import uuid
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from agent_auth.errors import ClaimEnded
 from agent_auth.models import Claim
@@ -16,7 +16,7 @@ def claim_token_hash(claim_token: str) -> str:
     return hashlib.sha256(claim_token.encode()).hexdigest()
 
 
-def active_user_for_email_or_none(email: str) -> AbstractBaseUser | None:
+def active_user_for_email_or_none(email: str) -> User | None:
     """The active user with this email (case-insensitive); the oldest account if several share it."""
     return get_user_model().objects.filter(email__iexact=email, is_active=True).order_by("pk").first()
 

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -98,7 +98,7 @@ def start_claim(*, email: str) -> StartedClaim:
     suppressed email.
     """
     conf = operator_settings()
-    user: AbstractBaseUser | None = active_user_for_email_or_none(email)
+    user: User | None = active_user_for_email_or_none(email)
     email_allowed = count_verification_email(email)
     claim_token = secrets.token_urlsafe(32)
     token_hash = claim_token_hash(claim_token)
@@ -195,7 +195,7 @@ def count_conflicting_completion(*, claim_id: uuid.UUID | None) -> None:
         _count_wrong_attempt(claim)
 
 
-def _chosen_organization(user: AbstractBaseUser, organization_id: str | None) -> Organization:
+def _chosen_organization(user: User, organization_id: str | None) -> Organization:
     # The rule is shared with the consent page; only the wording and the codes are the headless path's.
     try:
         return require_eligible_organization(user, organization_id=organization_id)

@@ -15,10 +15,11 @@ csrf-exempt.
 """
 
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -106,7 +107,7 @@ def _keyed_start(endpoint: "_Endpoint", key: str, body: dict[str, Any], data: di
     if isinstance(outcome, FinishedRequest):
         # The first caller's token is never handed out again: a new one for the same claim, no
         # second email. The row of a finished start always names its claim (a constraint).
-        started = reissue_claim_token(claim_id=outcome.claim_id)
+        started = reissue_claim_token(claim_id=cast(uuid.UUID, outcome.claim_id))
         return _json_response(StoredResponse(endpoint.success_status, _start_payload(started)), replayed=True)
     return _run_owned(endpoint, outcome, data, keep_answer=False)
 
@@ -127,7 +128,8 @@ def _keyed_completion(endpoint: "_Endpoint", key: str, body: dict[str, Any], dat
         raise
     if isinstance(outcome, FinishedRequest):
         require_attempts_left(claim_id=outcome.claim_id)
-        return _json_response(outcome.response, replayed=True)
+        # A finished completion always kept its answer, sealed (`_run_owned`, keep_answer=True).
+        return _json_response(cast(StoredResponse, outcome.response), replayed=True)
     return _run_owned(endpoint, outcome, data, keep_answer=True)
 
 
@@ -241,13 +243,13 @@ def _answer(request: HttpRequest, endpoint: _Endpoint) -> HttpResponse:
     except Exception as failure:
         # The one catch-all of agent_auth: no body, header or value goes to the log. An outage
         # of the database or Redis is 503 `temporarily_unavailable` with Retry-After.
-        error = error_for_failure(
+        unexpected = error_for_failure(
             failure,
             logger=logger,
             context=f"agent_auth: {endpoint.name} request",
             message="Internal error; retry later.",
         )
-        response = as_json_response(error)
+        response = as_json_response(unexpected)
     # Claim tokens and access tokens must not sit in caches (RFC 6749 §5.1).
     response["Cache-Control"] = "no-store"
     return response

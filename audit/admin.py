@@ -10,12 +10,20 @@ services and removed only by `purge_expired` after the retention.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from audit.models import AuditEvent
 from audit.selectors import client_names, with_registered_client_names
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class RegisteredClientName(TypedDict):  # what with_registered_client_names annotates
+        registered_client_name: str | None
 
 
 class ClientFilter(admin.SimpleListFilter):
@@ -85,7 +93,7 @@ class AuditEventAdmin(admin.ModelAdmin):
         return event.person.email if event.person is not None else f"#{event.person_id} (deleted)"
 
     @admin.display(description="Client", ordering="client_name")
-    def client(self, event: AuditEvent) -> str:
+    def client(self, event: WithAnnotations[AuditEvent, RegisteredClientName]) -> str:
         return event.client_name or event.registered_client_name or event.client_id or "—"
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, TextIO
+from io import TextIOBase
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -62,7 +63,7 @@ def export_rows(events: QuerySet[AuditEvent]) -> Iterator[dict[str, Any]]:
         }
 
 
-def write_events(events: QuerySet[AuditEvent], stream: TextIO, *, file_format: str) -> int:
+def write_events(events: QuerySet[AuditEvent], stream: TextIOBase, *, file_format: str) -> int:
     """Write `events` to `stream` in `file_format` ("csv" or "jsonl"); return how many rows."""
     if file_format not in FORMATS:
         raise ValueError(f"file_format must be one of {FORMATS}")

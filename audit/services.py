@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -136,9 +136,9 @@ def _insert(db: BaseDatabaseWrapper, values: tuple[Any, ...], *, asynchronous: b
 @functools.cache
 def _insert_statement(vendor: str, *, asynchronous: bool) -> tuple[str, tuple[Field, ...]]:
     meta = AuditEvent._meta
-    fields = tuple(meta.get_field(name) for name in _COLUMNS)
+    fields = tuple(cast(Field, meta.get_field(name)) for name in _COLUMNS)  # columns, never a reverse relation
     quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
-    columns = ", ".join(quote(field.column) for field in fields)
+    columns = ", ".join(quote(cast(str, field.column)) for field in fields)  # set on every concrete field
     placeholders = ", ".join(["%s"] * len(fields))
     # Identifiers from the model, quoted by the backend; values are parameters.
     table = quote(meta.db_table)

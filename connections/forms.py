@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 
 MODE_ANY = "any"
@@ -14,6 +16,8 @@ class ClientPolicyForm(forms.Form):
     clients = forms.MultipleChoiceField(required=False)
     dynamic_clients = forms.BooleanField(required=False)
 
-    def __init__(self, *args: object, client_ids: list[str], **kwargs: object) -> None:
+    def __init__(self, *args: Any, client_ids: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["clients"].choices = [(client_id, client_id) for client_id in client_ids]
+        cast(forms.MultipleChoiceField, self.fields["clients"]).choices = [
+            (client_id, client_id) for client_id in client_ids
+        ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q
 from django.utils import timezone
 
@@ -83,7 +83,7 @@ def _since() -> datetime:
     return timezone.now() - timedelta(days=ACTIVITY_DAYS)
 
 
-def connections_of_person(person: AbstractBaseUser) -> list[ConnectionRow]:
+def connections_of_person(person: User) -> list[ConnectionRow]:
     """The person's own live connections, into every organization, most recently used first."""
     found: list[Connection] = [*oauth_connections(person_id=person.pk), *headless_connections(person_id=person.pk)]
     return _rows(found, tool_call_activity(since=_since(), person_id=person.pk))

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -32,6 +34,11 @@ from organizations.models import Organization
 OrganizationView = Callable[..., HttpResponse]
 
 
+def _person(request: HttpRequest) -> User:
+    """The signed-in person: every page here is behind `login_required` (the request's type allows anyone)."""
+    return cast(User, request.user)
+
+
 # --- a person's own connections ----------------------------------------------------------
 
 
@@ -39,7 +46,7 @@ OrganizationView = Callable[..., HttpResponse]
 @login_required
 @require_safe
 def my_connections(request: HttpRequest) -> HttpResponse:
-    return render(request, "connections/mine.html", {"rows": connections_of_person(request.user)})
+    return render(request, "connections/mine.html", {"rows": connections_of_person(_person(request))})
 
 
 # --- an organization's connections -------------------------------------------------------
@@ -51,7 +58,7 @@ def organization_admin_page(view: OrganizationView) -> OrganizationView:
     @wraps(view)
     def page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
-            organization = organization_administered_by(request.user, slug=slug)
+            organization = organization_administered_by(_person(request), slug=slug)
         except NotFound:
             raise Http404("no such organization") from None
         except Forbidden as error:
@@ -100,7 +107,7 @@ def change_client_policy(request: HttpRequest, organization: Organization) -> Ht
     applications: list[Application] = [offered[client_id] for client_id in form.cleaned_data["clients"]]
     set_client_policy(
         organization=organization,
-        actor=request.user,
+        actor=_person(request),
         only_listed=form.cleaned_data["mode"] == MODE_LISTED,
         dynamic_clients=form.cleaned_data["dynamic_clients"],
         metadata_hosts=hosts,

@@ -6,6 +6,8 @@ through `create_source`, which processes it; reprocessing through
 always match it.
 """
 
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
@@ -14,6 +16,12 @@ from django.http import HttpRequest
 from knowledge.models import Module, ModuleSection, Source
 from knowledge.processing import normalise_text
 from knowledge.services import create_source, reprocess_sources
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class SectionCount(TypedDict):  # what ModuleAdmin.get_queryset annotates
+        section_count: int
 
 
 class ModuleSectionInline(admin.StackedInline):
@@ -28,7 +36,8 @@ class ModuleForm(forms.ModelForm):
         fields = ("organization", "title", "summary", "status", "sources")
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        # ModelForm.clean returns cleaned_data; its type allows None, for overrides that return nothing.
+        cleaned = cast(dict[str, Any], super().clean())
         organization = cleaned.get("organization")
         foreign = [s for s in cleaned.get("sources") or [] if organization and s.organization_id != organization.id]
         if foreign:
@@ -50,7 +59,7 @@ class ModuleAdmin(admin.ModelAdmin):
         return super().get_queryset(request).annotate(section_count=Count("sections"))
 
     @admin.display(description="Sections", ordering="section_count")
-    def section_count(self, module: Module) -> int:
+    def section_count(self, module: "WithAnnotations[Module, SectionCount]") -> int:
         return module.section_count
 
 

@@ -1,8 +1,9 @@
 from django.apps import AppConfig
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
 
 
-def _register_search_functions(sender: object, connection: object, **kwargs: object) -> None:
+def _register_search_functions(sender: object, connection: BaseDatabaseWrapper, **kwargs: object) -> None:
     """SQLite's search index calls KEYED_TEXT_FUNCTION (knowledge/search/schema.py): every connection has it."""
     if connection.vendor == "sqlite":
         from knowledge.search.schema import KEYED_TEXT_FUNCTION, keyed_text

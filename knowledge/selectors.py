@@ -8,7 +8,7 @@ this module. Only processed sources are ever returned.
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Field
 
@@ -155,7 +155,7 @@ def module_in_organization(organization: Organization, *, module_id: str | uuid.
         WHERE link.module_id = %s AND src.status = %s
         ORDER BY src.title, src.id
         """,
-        [uuid_param(parsed), SourceStatus.PROCESSED],
+        [uuid_param(cast(uuid.UUID, parsed)), SourceStatus.PROCESSED],  # rows were found: the id parsed
         fields=[_field(Source, "id"), None],
     )
     module["sources"] = [{"id": source_id, "title": title} for source_id, title in sources]

@@ -9,6 +9,7 @@ holds; only this module writes chunks, and it always copies it from the source.
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -216,7 +217,7 @@ def import_text_sources(
             new.append((position, source, split_into_chunks(text)))
             outcomes.append(None)
     _create_new_sources(new, outcomes)
-    return outcomes
+    return cast(list[ImportOutcome | DocumentRejected], outcomes)  # _create_new_sources filled every None
 
 
 def _is_unchanged(source: Source, document: TextDocument, text: str) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from audit.models import AuditAction
@@ -114,7 +114,7 @@ def normalise_metadata_hosts(values: Iterable[str]) -> list[str]:
 def set_client_policy(
     *,
     organization: Organization,
-    actor: AbstractBaseUser,
+    actor: User,
     only_listed: bool,
     dynamic_clients: bool,
     metadata_hosts: list[str],

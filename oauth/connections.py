@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 from oauth2_provider.models import get_refresh_token_model
 
@@ -30,7 +30,7 @@ RefreshToken = get_refresh_token_model()
 
 @dataclass(frozen=True)
 class OAuthConnection:
-    person: AbstractBaseUser
+    person: User
     organization: Organization
     application: Application
     scopes: list[str]

@@ -7,6 +7,7 @@ with `override_settings(OPERATOR=...)`, which clears the cache below.
 import functools
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -76,7 +77,7 @@ def _revision(raw: dict[str, object]) -> ProtocolRevision:
 
 @functools.cache
 def operator_settings() -> OperatorSettings:
-    values = dict(settings.OPERATOR)
+    values: dict[str, Any] = dict(settings.OPERATOR)  # one value per field of OperatorSettings, of its type
     values["protocol_revisions"] = tuple(_revision(raw) for raw in values["protocol_revisions"])
     values["registration_redirect_hosts"] = tuple(host.lower() for host in values["registration_redirect_hosts"])
     return OperatorSettings(**values)

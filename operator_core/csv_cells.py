@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from io import TextIOBase
+from typing import Any
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 TEXT_MARKER = "'"
@@ -38,7 +39,7 @@ def spreadsheet_safe(value: Any) -> Any:
 class SafeCsvWriter:
     """`csv.DictWriter` with `spreadsheet_safe` applied to every cell, the header included."""
 
-    def __init__(self, stream: TextIO, *, fieldnames: Sequence[str]) -> None:
+    def __init__(self, stream: TextIOBase, *, fieldnames: Sequence[str]) -> None:
         self._fieldnames = tuple(fieldnames)
         self._writer = csv.writer(stream)
 

@@ -43,7 +43,8 @@ def datetime_param(value: datetime) -> object:
 
 def contains_condition(column: str) -> str:
     """Text `column` contains the bound pattern, case-insensitively, exactly as the ORM's `__icontains`."""
-    return f"{connection.ops.lookup_cast('icontains') % column} {connection.operators['icontains']}"
+    # Every backend defines `operators`; django-stubs types `connection` as the base class, which does not.
+    return f"{connection.ops.lookup_cast('icontains') % column} {connection.operators['icontains']}"  # type: ignore[attr-defined]
 
 
 def contains_param(text: str) -> str:
@@ -61,7 +62,8 @@ def fetch(
     # The wrapper is looked up once: each `connection.x` is a thread-local lookup of its own.
     db = connections[DEFAULT_DB_ALIAS]
     with _cursor(db) as cursor:
-        cursor.execute(sql, params)
+        # django-stubs admits a fixed list of Python types; ours are already adapted by the backend.
+        cursor.execute(sql, params)  # type: ignore[arg-type]
         rows = cursor.fetchall()
     if fields is None or not rows:
         return rows
@@ -72,7 +74,8 @@ def fetch(
 def execute(sql: str, params: Sequence[object]) -> None:
     """Run one statement that returns no rows, bound like `fetch`'s reads: prepared on PostgreSQL."""
     with _cursor(connections[DEFAULT_DB_ALIAS]) as cursor:
-        cursor.execute(sql, params)
+        # django-stubs admits a fixed list of Python types; ours are already adapted by the backend.
+        cursor.execute(sql, params)  # type: ignore[arg-type]
 
 
 def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
@@ -91,9 +94,11 @@ def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
 
     db.validate_thread_sharing()
     with db.wrap_database_errors:
-        cursor = ServerBindingCursor(db.connection)
+        # django-stubs declares this psycopg cursor class without its constructor, and types
+        # make_cursor's argument as the wrapper it returns rather than the driver's cursor it takes.
+        cursor = ServerBindingCursor(db.connection)  # type: ignore[call-arg]
     # Counted and logged like connection.cursor()'s (assertNumQueries forces the debug wrapper).
-    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)
+    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)  # type: ignore[arg-type]
 
 
 def row_converter(fields: Sequence[Field | None]) -> Callable[[Sequence[Any]], tuple]:

@@ -8,7 +8,7 @@ is answered 429 (503 while Redis does not answer) on the admin's own page,
 saying so, and its password is never checked.
 """
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -28,7 +28,9 @@ class LimitedAdminAuthenticationForm(AdminAuthenticationForm):
 
     def clean(self) -> dict[str, Any]:
         try:
-            require_sign_in_allowed(self.request, email=self.data.get("username", ""), page=ADMIN_SIGN_IN_PAGE)
+            # The admin's LoginView always builds this form with the request; the form's type allows none.
+            request = cast(HttpRequest, self.request)
+            require_sign_in_allowed(request, email=self.data.get("username", ""), page=ADMIN_SIGN_IN_PAGE)
         except RetryLater as refusal:
             self.refusal = refusal
             raise ValidationError(refusal.message, code=REFUSED) from None

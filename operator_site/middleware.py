@@ -35,7 +35,7 @@ OAUTH_PATH_PREFIXES = ("/api/auth/", "/.well-known/")
 
 
 def _for_pages_only(middleware: type) -> type:
-    class PagesOnly(middleware):  # type: ignore[valid-type, misc]
+    class PagesOnly(middleware):
         def __call__(self, request: HttpRequest) -> HttpResponse:
             if request.path.startswith(MCP_PATH_PREFIX):
                 get_response: Callable[[HttpRequest], HttpResponse] = self.get_response

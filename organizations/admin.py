@@ -7,26 +7,40 @@ role change (on the membership page or inline on the organization page) through
 role. Modules and sources: knowledge/admin.py.
 """
 
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import User
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from organizations.models import Membership, Organization
 from organizations.services import add_membership, record_role_change, remove_membership
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class MemberCount(TypedDict):  # what OrganizationAdmin.get_queryset annotates
+        member_count: int
+
+
+def _staff(request: HttpRequest) -> User:
+    """The signed-in staff member: the admin lets no other request reach a ModelAdmin (its type allows anyone)."""
+    return cast(User, request.user)
+
 
 def _save_membership(request: HttpRequest, membership: Membership, *, role_changed: bool) -> Membership:
     """Route a membership saved by the admin through the services; returns the saved row."""
     if membership.pk is None:
         return add_membership(
-            user=membership.user, organization=membership.organization, role=membership.role, changed_by=request.user
+            user=membership.user, organization=membership.organization, role=membership.role, changed_by=_staff(request)
         )
     if role_changed:
         new_role = membership.role
         membership.role = Membership.objects.values_list("role", flat=True).get(pk=membership.pk)
-        return record_role_change(membership=membership, role=new_role, changed_by=request.user)
+        return record_role_change(membership=membership, role=new_role, changed_by=_staff(request))
     return membership
 
 
@@ -62,10 +76,12 @@ class OrganizationAdmin(admin.ModelAdmin):
         return super().get_queryset(request).annotate(member_count=Count("memberships"))
 
     @admin.display(description="People", ordering="member_count")
-    def member_count(self, organization: Organization) -> int:
+    def member_count(self, organization: "WithAnnotations[Organization, MemberCount]") -> int:
         return organization.member_count
 
-    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset, change: bool) -> None:
+    def save_formset(
+        self, request: HttpRequest, form: forms.ModelForm, formset: forms.BaseInlineFormSet, change: bool
+    ) -> None:
         if formset.model is not Membership:
             super().save_formset(request, form, formset, change)
             return
@@ -85,7 +101,7 @@ class OrganizationAdmin(admin.ModelAdmin):
         for deleted in formset.deleted_forms:
             if deleted.instance.pk is not None:
                 formset.deleted_objects.append(deleted.instance)
-                remove_membership(membership=deleted.instance, changed_by=request.user)
+                remove_membership(membership=deleted.instance, changed_by=_staff(request))
 
 
 class MembershipForm(forms.ModelForm):
@@ -94,7 +110,8 @@ class MembershipForm(forms.ModelForm):
         fields = ("user", "organization", "role")
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        # ModelForm.clean returns cleaned_data; its type allows None, for overrides that return nothing.
+        cleaned = cast(dict[str, Any], super().clean())
         user, organization = cleaned.get("user"), cleaned.get("organization")
         is_new = self.instance.pk is None
         if (
@@ -125,17 +142,20 @@ class MembershipAdmin(admin.ModelAdmin):
         return ("user", "organization") if obj is not None else ()
 
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
-        remove_membership(membership=obj, changed_by=request.user)
+        remove_membership(membership=obj, changed_by=_staff(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
         for membership in queryset:
-            remove_membership(membership=membership, changed_by=request.user)
+            remove_membership(membership=membership, changed_by=_staff(request))
 
     def save_model(self, request: HttpRequest, obj: Membership, form: forms.ModelForm, change: bool) -> None:
         saved = _save_membership(request, obj, role_changed=change and "role" in form.changed_data)
         obj.pk, obj.role = saved.pk, saved.role
 
-    def log_change(self, request: HttpRequest, obj: Membership, message: object) -> LogEntry | None:
+    # Django ignores what log_change returns (ModelAdmin._changeform_view); the stubs promise an entry.
+    def log_change(  # type: ignore[override]
+        self, request: HttpRequest, obj: Membership, message: list[dict[str, Any]]
+    ) -> LogEntry | None:
         # record_role_change already wrote the entry naming the old and new role.
         if message and all(set(item.get("changed", {}).get("fields", [])) <= {"Role"} for item in message):
             return None

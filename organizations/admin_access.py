@@ -7,14 +7,14 @@ nothing of an organization to anyone outside it; someone with a role other
 than admin is told they may not (`Forbidden`).
 """
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from operator_core.errors import Forbidden, NotFound
 from organizations.models import Membership, Organization, Role
 
 
-def organization_administered_by(user: AbstractBaseUser, *, slug: str) -> Organization:
+def organization_administered_by(user: User, *, slug: str) -> Organization:
     """The organization `slug` when `user` is its admin; `NotFound` without a role there, else `Forbidden`."""
     membership = (
         Membership.objects.filter(user_id=user.pk, organization__slug=slug).select_related("organization").first()
@@ -26,6 +26,6 @@ def organization_administered_by(user: AbstractBaseUser, *, slug: str) -> Organi
     return membership.organization
 
 
-def administered_organizations(user: AbstractBaseUser) -> QuerySet[Organization]:
+def administered_organizations(user: User) -> QuerySet[Organization]:
     """The organizations `user` is admin of, by name."""
     return Organization.objects.filter(memberships__user_id=user.pk, memberships__role=Role.ADMIN).order_by("name")

@@ -14,9 +14,12 @@ from __future__ import annotations
 import functools
 import uuid
 from dataclasses import dataclass
+from typing import cast
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connection
+from django.db.models import Field
+from django.db.models.options import Options
 
 from operator_core.sql import fetch, uuid_param
 from organizations.models import OPERATOR_ROLES, Membership, Organization
@@ -52,17 +55,19 @@ def _access_sql() -> str:
     quote = connection.ops.quote_name
     users, memberships, organizations = get_user_model()._meta, Membership._meta, Organization._meta
 
-    def column(meta: object, field: str) -> str:
-        return quote(meta.get_field(field).column)  # type: ignore[attr-defined]
+    def column(meta: Options, field: str) -> str:
+        # A concrete field of the model: never a reverse relation, and its column is set.
+        return quote(cast(str, cast(Field, meta.get_field(field)).column))
 
     roles = ", ".join(["%s"] * len(OPERATOR_ROLES))
+    user_pk = column(users, users.pk.name)
     return (
         f"SELECT u.{column(users, 'is_active')}, o.{column(organizations, 'id')}, "  # noqa: S608 (quoted identifiers from the models; values are bound)
         f"o.{column(organizations, 'slug')}, o.{column(organizations, 'name')} "
         f"FROM {quote(users.db_table)} u "
-        f"LEFT JOIN {quote(memberships.db_table)} m ON m.{column(memberships, 'user')} = u.{quote(users.pk.column)} "
+        f"LEFT JOIN {quote(memberships.db_table)} m ON m.{column(memberships, 'user')} = u.{user_pk} "
         f"AND m.{column(memberships, 'organization')} = %s AND m.{column(memberships, 'role')} IN ({roles}) "
         f"LEFT JOIN {quote(organizations.db_table)} o ON o.{column(organizations, 'id')} = "
         f"m.{column(memberships, 'organization')} "
-        f"WHERE u.{quote(users.pk.column)} = %s"
+        f"WHERE u.{user_pk} = %s"
     )

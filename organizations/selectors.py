@@ -6,7 +6,7 @@ this module. The knowledge base's reads are knowledge/selectors.py.
 
 import uuid
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from operator_core.ids import uuid_or_none
@@ -28,7 +28,7 @@ def organization_by_slug_or_none(slug: str) -> Organization | None:
     return Organization.objects.filter(slug=slug).first()
 
 
-def eligible_organizations(user: AbstractBaseUser) -> QuerySet[Organization]:
+def eligible_organizations(user: User) -> QuerySet[Organization]:
     """Organizations where `user` is admin or member (docs/data-model.md#people-and-roles), by name then id."""
     if user is None or not getattr(user, "pk", None):
         return Organization.objects.none()
@@ -37,7 +37,7 @@ def eligible_organizations(user: AbstractBaseUser) -> QuerySet[Organization]:
     )
 
 
-def require_eligible_organization(user: AbstractBaseUser, *, organization_id: str | None) -> Organization:
+def require_eligible_organization(user: User, *, organization_id: str | None) -> Organization:
     """The organization `user` may connect to: the one chosen, or the only eligible one.
 
     With no choice (None or empty) and exactly one eligible organization, that
@@ -59,7 +59,7 @@ def require_eligible_organization(user: AbstractBaseUser, *, organization_id: st
     raise IneligibleOrganization("That organization is not available to you.", eligible=organizations)
 
 
-def holds_operator_role(*, user_id: int, organization_id: object) -> bool:
+def holds_operator_role(*, user_id: int, organization_id: uuid.UUID | str) -> bool:
     """True when the active person is admin or member of the organization right now (re-read, never cached)."""
     return Membership.objects.filter(
         user_id=user_id, organization_id=organization_id, role__in=OPERATOR_ROLES, user__is_active=True

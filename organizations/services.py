@@ -6,7 +6,7 @@ audit trail in its transaction. The knowledge base's writes are knowledge/servic
 """
 
 from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from audit.models import AuditAction
@@ -24,10 +24,10 @@ def create_organization(*, slug: str, name: str) -> Organization:
 @transaction.atomic
 def add_membership(
     *,
-    user: AbstractBaseUser,
+    user: User,
     organization: Organization,
     role: Role | str,
-    changed_by: AbstractBaseUser | None = None,
+    changed_by: User | None = None,
 ) -> Membership:
     """Give `user` a role in `organization`; Conflict if they already have one there."""
     _require_role(role)
@@ -39,7 +39,7 @@ def add_membership(
 
 
 @transaction.atomic
-def remove_membership(*, membership: Membership, changed_by: AbstractBaseUser | None = None) -> None:
+def remove_membership(*, membership: Membership, changed_by: User | None = None) -> None:
     """Take away the person's role in the organization (tokens stop working on their next use)."""
     deleted, _ = Membership.objects.filter(pk=membership.pk).delete()
     if deleted:
@@ -47,7 +47,7 @@ def remove_membership(*, membership: Membership, changed_by: AbstractBaseUser | 
 
 
 @transaction.atomic
-def record_role_change(*, membership: Membership, role: Role | str, changed_by: AbstractBaseUser) -> Membership:
+def record_role_change(*, membership: Membership, role: Role | str, changed_by: User) -> Membership:
     """Set a new role and write its admin log entry in the same transaction.
 
     The entry's change message names the old and the new role. No token is
@@ -76,7 +76,7 @@ def record_role_change(*, membership: Membership, role: Role | str, changed_by: 
 
 
 def _record_role_change(
-    membership: Membership, *, old_role: str | None, new_role: str | None, changed_by: AbstractBaseUser | None
+    membership: Membership, *, old_role: str | None, new_role: str | None, changed_by: User | None
 ) -> None:
     # None on one side: the role was given or taken away with the membership itself.
     record_event(

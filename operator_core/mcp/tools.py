@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
@@ -191,10 +191,10 @@ class ToolRegistry:
         except Exception as failure:
             # The one edge of a tool call: no trace, SQL or detail reaches the client. An
             # outage of the database or Redis is `temporarily_unavailable` with retryAfterSeconds.
-            error = error_for_failure(
+            unexpected = error_for_failure(
                 failure, logger=logger, context=f"tool {tool.name}", message="The tool failed unexpectedly."
             )
-            return str(error.code), failure_result(error, knowledge=tool.knowledge)
+            return str(unexpected.code), failure_result(unexpected, knowledge=tool.knowledge)
         return OUTCOME_OK, success_result(structured)
 
     def _validated(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -243,7 +243,12 @@ def _describe(error: ValidationError, schema: dict[str, Any]) -> tuple[str, str]
     Messages are our own: jsonschema's repeat the offending value, which may be
     500 characters of a query.
     """
-    keyword, expected, instance = error.validator, error.validator_value, error.instance
+    # iter_errors sets all three on every error it yields; the stubs allow them unset, as on a hand-made error.
+    keyword, expected, instance = (
+        cast(str, error.validator),
+        cast(Any, error.validator_value),
+        cast(Any, error.instance),
+    )
     if error.absolute_path:
         field_name = str(error.absolute_path[0])
     elif keyword == "required":

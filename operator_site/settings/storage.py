@@ -1,6 +1,7 @@
 """The database and the cache: SQLite and local memory by default, PostgreSQL and Redis in production."""
 
 import os
+from typing import Any
 
 import dj_database_url
 from redis.backoff import NoBackoff
@@ -50,7 +51,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.env
 
 REDIS_URL = env.env_str("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {
+    CACHES: dict[str, dict[str, Any]] = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,

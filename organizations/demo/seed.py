@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from organizations.demo.accounts import DEMO_PASSWORD, ORGANIZATIONS, PEOPLE, STAFF_EMAIL
@@ -14,7 +14,7 @@ from organizations.services import add_membership, create_organization, record_r
 
 @dataclass(frozen=True)
 class DemoAccounts:
-    people: dict[str, AbstractBaseUser]  # by email
+    people: dict[str, User]  # by email
     organizations: dict[str, Organization]  # by slug
 
 
@@ -30,7 +30,7 @@ def seed_demo_accounts() -> DemoAccounts:
     return DemoAccounts(people=people, organizations=organizations)
 
 
-def _person(email: str) -> AbstractBaseUser:
+def _person(email: str) -> User:
     user_model = get_user_model()
     user = user_model.objects.filter(username=email).first()
     if user is not None:
@@ -44,7 +44,7 @@ def _organization(slug: str, name: str) -> Organization:
     return organization_by_slug_or_none(slug) or create_organization(slug=slug, name=name)
 
 
-def _membership(user: AbstractBaseUser, organization: Organization, role: Role, *, changed_by) -> Membership:
+def _membership(user: User, organization: Organization, role: Role, *, changed_by) -> Membership:
     membership = membership_or_none(user_id=user.pk, organization_id=organization.id)
     if membership is None:
         return add_membership(user=user, organization=organization, role=role)

@@ -8,8 +8,9 @@ written in batches of BATCH_FILES, each batch in one transaction: a batch of
 new files costs a few INSERTs instead of a few per file.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any, TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
@@ -47,18 +48,20 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to import")
         parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
-    def handle(self, *args: object, **options: object) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         organization = organization_by_slug_or_none(str(options["org"]))
         if organization is None:
             raise CommandError(f"No organization with slug {options['org']!r}.")
         created = updated = unchanged = skipped = 0
         candidates = _candidates(list(options["paths"]))
+        # The stream OutputWrapper wraps; django-stubs leaves `_out` undeclared.
+        stderr = cast(TextIO, self.stderr._out)
         progress = tqdm(
             candidates,
             desc="Importing",
             unit="file",
             disable=bool(options["no_progress"]) or not candidates,
-            file=self.stderr._out,
+            file=stderr,
         )
         for batch in _batches(progress):
             documents: list[TextDocument] = []
@@ -68,7 +71,7 @@ class Command(BaseCommand):
                     document = read_document(path)
                 except InvalidArguments as error:
                     skipped += 1
-                    progress.write(f"Skipped {path}: {error.message}", file=self.stderr._out)
+                    progress.write(f"Skipped {path}: {error.message}", file=stderr)
                     continue
                 documents.append(TextDocument(title=document.title, origin=origin, text=document.text))
                 paths.append(path)
@@ -76,7 +79,7 @@ class Command(BaseCommand):
             for path, outcome in zip(paths, outcomes, strict=True):
                 if isinstance(outcome, DocumentRejected):
                     skipped += 1
-                    progress.write(f"Skipped {path}: {outcome.error.message}", file=self.stderr._out)
+                    progress.write(f"Skipped {path}: {outcome.error.message}", file=stderr)
                 elif outcome.created:
                     created += 1
                 elif outcome.changed:
@@ -88,7 +91,7 @@ class Command(BaseCommand):
         )
 
 
-def _batches(candidates: Iterator[tuple[Path, str]]) -> Iterator[list[tuple[Path, str]]]:
+def _batches(candidates: Iterable[tuple[Path, str]]) -> Iterator[list[tuple[Path, str]]]:
     batch: list[tuple[Path, str]] = []
     for candidate in candidates:
         batch.append(candidate)
