@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -28,15 +26,11 @@ from connections.selectors import client_choices, connections_in_organization, c
 from oauth.client_policy import normalise_metadata_hosts, policy_summary, set_client_policy
 from oauth.models import Application
 from operator_core.errors import Forbidden, InvalidArguments, NotFound
+from operator_core.signed_in import signed_in_person
 from organizations.admin_access import organization_administered_by
 from organizations.models import Organization
 
 OrganizationView = Callable[..., HttpResponse]
-
-
-def _person(request: HttpRequest) -> User:
-    """The signed-in person: every page here is behind `login_required` (the request's type allows anyone)."""
-    return cast(User, request.user)
 
 
 # --- a person's own connections ----------------------------------------------------------
@@ -46,7 +40,7 @@ def _person(request: HttpRequest) -> User:
 @login_required
 @require_safe
 def my_connections(request: HttpRequest) -> HttpResponse:
-    return render(request, "connections/mine.html", {"rows": connections_of_person(_person(request))})
+    return render(request, "connections/mine.html", {"rows": connections_of_person(signed_in_person(request))})
 
 
 # --- an organization's connections -------------------------------------------------------
@@ -58,7 +52,7 @@ def organization_admin_page(view: OrganizationView) -> OrganizationView:
     @wraps(view)
     def page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
-            organization = organization_administered_by(_person(request), slug=slug)
+            organization = organization_administered_by(signed_in_person(request), slug=slug)
         except NotFound:
             raise Http404("no such organization") from None
         except Forbidden as error:
@@ -107,7 +101,7 @@ def change_client_policy(request: HttpRequest, organization: Organization) -> Ht
     applications: list[Application] = [offered[client_id] for client_id in form.cleaned_data["clients"]]
     set_client_policy(
         organization=organization,
-        actor=_person(request),
+        actor=signed_in_person(request),
         only_listed=form.cleaned_data["mode"] == MODE_LISTED,
         dynamic_clients=form.cleaned_data["dynamic_clients"],
         metadata_hosts=hosts,

@@ -24,7 +24,7 @@ DIGEST_PREFIX = "hmac-sha256$"
 _KEY_SALT = "oauth.client_secret"
 
 
-def client_secret_digest(secret: str, *, key: str | None = None) -> str:
+def client_secret_digest(secret: str, *, key: str | bytes | None = None) -> str:
     """The stored form of `secret`, keyed with `key` (by default the current `SECRET_KEY`)."""
     return DIGEST_PREFIX + salted_hmac(_KEY_SALT, secret, secret=key, algorithm="sha256").hexdigest()
 
@@ -42,6 +42,6 @@ def is_password_hash(stored: str) -> bool:
     return True
 
 
-def digest_matches(presented: str, stored: str, *, key: str | None = None) -> bool:
+def digest_matches(presented: str, stored: str, *, key: str | bytes | None = None) -> bool:
     """Constant-time check of `presented` against a stored digest made with `key`."""
     return constant_time_compare(client_secret_digest(presented, key=key), stored)

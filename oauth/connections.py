@@ -14,18 +14,16 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
 from django.contrib.auth.models import User
 from django.utils import timezone
-from oauth2_provider.models import get_refresh_token_model
 
 from oauth import audit_trail
-from oauth.models import Application
+from oauth.models import Application, RefreshToken
 from oauth.refresh_grace import revoke_token_family
 from operator_core.conf import operator_settings
 from organizations.models import Organization
-
-RefreshToken = get_refresh_token_model()
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,8 @@ def _live_heads(now: datetime):
 def _connection(head: RefreshToken) -> OAuthConnection:
     return OAuthConnection(
         person=head.user,
-        organization=head.organization,
+        # `_live_heads` keeps only tokens bound to an organization.
+        organization=cast(Organization, head.organization),
         application=head.application,
         scopes=(head.access_token.scope or "").split(),
         authorized_at=head.authorized_at or head.created,

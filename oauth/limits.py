@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
 
 from audit.models import AuditAction
 from audit.services import record_event
@@ -51,7 +52,7 @@ from operator_core.rate_limits import (
 ERROR_TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
 MESSAGE = "Too many requests; retry later."
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def limited(endpoint: EndpointLimit, *, per_client: bool = False) -> Callable[[V
 
     def decorator(view: View) -> View:
         @functools.wraps(view)
-        def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
             if request.method in endpoint.methods:
                 try:
                     require_within_endpoint_limits(request, endpoint, per_client=per_client)

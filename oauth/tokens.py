@@ -15,6 +15,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from oauth2_provider.utils import jwk_from_pem
 
@@ -50,13 +51,21 @@ class _KeySet:
 
 @functools.cache
 def _key_set() -> _KeySet:
-    provider = settings.OAUTH2_PROVIDER
-    active_pem = provider["OIDC_RSA_PRIVATE_KEY"]
+    provider: dict[str, Any] = settings.OAUTH2_PROVIDER
+    active_pem: str = provider["OIDC_RSA_PRIVATE_KEY"]
+    inactive_pems: list[str] = provider.get("OIDC_RSA_PRIVATE_KEYS_INACTIVE", [])
     public_keys: dict[str, RSAPublicKey] = {}
-    for pem in [active_pem, *provider.get("OIDC_RSA_PRIVATE_KEYS_INACTIVE", [])]:
-        public_keys[key_id(pem)] = load_pem_private_key(pem.encode(), password=None).public_key()
-    signing_key = load_pem_private_key(active_pem.encode(), password=None)
-    return _KeySet(signing_kid=key_id(active_pem), signing_key=signing_key, public_keys=public_keys)
+    for pem in [active_pem, *inactive_pems]:
+        public_keys[key_id(pem)] = _rsa_private_key(pem).public_key()
+    return _KeySet(signing_kid=key_id(active_pem), signing_key=_rsa_private_key(active_pem), public_keys=public_keys)
+
+
+def _rsa_private_key(pem: str) -> RSAPrivateKey:
+    key = load_pem_private_key(pem.encode(), password=None)
+    if not isinstance(key, RSAPrivateKey):
+        # Tokens are RS256 (docs/operations.md#signing-key-and-key-rotation): any other key type cannot sign them.
+        raise ImproperlyConfigured("The token signing keys must be RSA private keys.")
+    return key
 
 
 def load_signing_keys() -> None:

@@ -43,6 +43,7 @@ from operator_core.page_security import (
     form_action_source,
     referrer_policy,
 )
+from operator_core.signed_in import signed_in_person
 from organizations.errors import NoEligibleOrganization
 from organizations.selectors import require_eligible_organization
 
@@ -195,9 +196,11 @@ class AuthorizeView(AuthorizationView):
             return self._refuse_silently(ConsentRequired)
         # Consent is shown every time: an "auto" approval would skip the organization choice.
         if "approval_prompt" in request.GET:
-            request.GET = request.GET.copy()
-            request.GET.pop("approval_prompt")
-        self.organizations = list(eligible_organizations(request.user))
+            query = request.GET.copy()
+            query.pop("approval_prompt")
+            # django-stubs types GET as immutable; Django lets a view replace it with its own copy.
+            request.GET = query  # type: ignore[assignment]
+        self.organizations = list(eligible_organizations(signed_in_person(request)))
         if not self.organizations:
             try:
                 self.validate_authorization_request(request)
@@ -215,9 +218,9 @@ class AuthorizeView(AuthorizationView):
             _scopes, credentials = self.validate_authorization_request(self.request)
         except OAuthToolkitError as error:
             return self.error_response(error, application=None)
-        error = error_class(state=credentials.get("state"))
+        refusal = error_class(state=credentials.get("state"))
         return self.error_response(
-            OAuthToolkitError(error=error, redirect_uri=credentials.get("redirect_uri")), application=None
+            OAuthToolkitError(error=refusal, redirect_uri=credentials.get("redirect_uri")), application=None
         )
 
     def validate_authorization_request(self, request: HttpRequest) -> tuple[list[str], dict[str, Any]]:
@@ -296,7 +299,7 @@ class AuthorizeView(AuthorizationView):
             if organization is None:
                 # Reached without the consent form (an application set to skip authorization).
                 try:
-                    organization = require_eligible_organization(request.user, organization_id=None)
+                    organization = require_eligible_organization(signed_in_person(request), organization_id=None)
                 except Forbidden as error:
                     denied = oauthlib_errors.AccessDeniedError(
                         description=error.message, state=credentials.get("state")
@@ -318,7 +321,7 @@ class AuthorizeView(AuthorizationView):
         organization = getattr(self, "organization", None)
         organization_id = credentials.get("organization_id") or (organization.pk if organization else None)
         record_authorization_decision(
-            user_id=request.user.pk,
+            user_id=signed_in_person(request).pk,
             client_id=credentials.get("client_id") or "",
             organization_id=organization_id,
             granted=granted,

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import User
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from operator_core.signed_in import signed_in_person
 from organizations.models import Membership, Organization
 from organizations.services import add_membership, record_role_change, remove_membership
 
@@ -26,21 +26,19 @@ if TYPE_CHECKING:
         member_count: int
 
 
-def _staff(request: HttpRequest) -> User:
-    """The signed-in staff member: the admin lets no other request reach a ModelAdmin (its type allows anyone)."""
-    return cast(User, request.user)
-
-
 def _save_membership(request: HttpRequest, membership: Membership, *, role_changed: bool) -> Membership:
     """Route a membership saved by the admin through the services; returns the saved row."""
     if membership.pk is None:
         return add_membership(
-            user=membership.user, organization=membership.organization, role=membership.role, changed_by=_staff(request)
+            user=membership.user,
+            organization=membership.organization,
+            role=membership.role,
+            changed_by=signed_in_person(request),
         )
     if role_changed:
         new_role = membership.role
         membership.role = Membership.objects.values_list("role", flat=True).get(pk=membership.pk)
-        return record_role_change(membership=membership, role=new_role, changed_by=_staff(request))
+        return record_role_change(membership=membership, role=new_role, changed_by=signed_in_person(request))
     return membership
 
 
@@ -101,7 +99,7 @@ class OrganizationAdmin(admin.ModelAdmin):
         for deleted in formset.deleted_forms:
             if deleted.instance.pk is not None:
                 formset.deleted_objects.append(deleted.instance)
-                remove_membership(membership=deleted.instance, changed_by=_staff(request))
+                remove_membership(membership=deleted.instance, changed_by=signed_in_person(request))
 
 
 class MembershipForm(forms.ModelForm):
@@ -142,11 +140,11 @@ class MembershipAdmin(admin.ModelAdmin):
         return ("user", "organization") if obj is not None else ()
 
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
-        remove_membership(membership=obj, changed_by=_staff(request))
+        remove_membership(membership=obj, changed_by=signed_in_person(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
         for membership in queryset:
-            remove_membership(membership=membership, changed_by=_staff(request))
+            remove_membership(membership=membership, changed_by=signed_in_person(request))
 
     def save_model(self, request: HttpRequest, obj: Membership, form: forms.ModelForm, change: bool) -> None:
         saved = _save_membership(request, obj, role_changed=change and "role" in form.changed_data)
