@@ -19,6 +19,8 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	touch $@
 
 run: install
+	# A busy port stops the run here, in one line, before anything is migrated or printed.
+	$(BIN)/python manage.py check_port --host $(HOST) --port $(PORT)
 	$(BIN)/python manage.py create_local_secrets
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo

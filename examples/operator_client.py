@@ -24,14 +24,21 @@ What happens:
    `list_modules` and `search_knowledge`, and reads the server card.
 
 Tokens are kept in memory only; run it again and you sign in again.
+
+It stops with one line and status 1, no traceback, when the URL is not the one the
+server serves (`localhost` for `127.0.0.1`: the line gives the URL to use), and when
+the sign-in is refused (a person who is admin or member of no organization follows
+the 403 page's "Return to" link, and the line gives the server's reason).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import html
 import json
 import os
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -45,11 +52,13 @@ from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 
 DEFAULT_URL = "http://127.0.0.1:8000/api/mcp/operator"
 ENDPOINT_PATH = "/api/mcp/operator"
 SIGN_IN_TIMEOUT_SECONDS = 300
 PROBE_TIMEOUT_SECONDS = 10
+RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
 
 
 def endpoint_url(url: str | None, environ: Mapping[str, str]) -> str:
@@ -72,10 +81,32 @@ def require_server(url: str) -> None:
     except urllib.error.HTTPError as answer:
         if answer.code == 404:
             raise SystemExit(f"{url} answers, but there is no MCP endpoint there: check the path.") from None
+        if answer.code == 401:
+            require_same_resource(url, answer.headers.get("WWW-Authenticate", ""))
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         reason = getattr(reason, "strerror", None) or reason
         raise SystemExit(f"No server answers at {url} ({reason}). Start it with `make run`, or pass --url.") from None
+
+
+def require_same_resource(url: str, challenge: str) -> None:
+    """Exit with one line when the server names another URL than `url` as its protected resource.
+
+    The SDK refuses such a server before sign-in (RFC 8707, RFC 9728 §3.3), with a traceback;
+    `localhost` for `127.0.0.1` is the usual cause (docs/troubleshooting.md#localhost-and-127001).
+    """
+    metadata_url = RESOURCE_METADATA.search(challenge)
+    if not metadata_url:
+        return  # the SDK discovers the metadata itself, and says what it finds
+    try:
+        with urllib.request.urlopen(metadata_url.group(1), timeout=PROBE_TIMEOUT_SECONDS) as answer:
+            resource = json.load(answer).get("resource", "")
+    except (OSError, ValueError):
+        return  # unreadable metadata: the SDK's own discovery reports it
+    if resource and not check_resource_allowed(
+        requested_resource=resource_url_from_server_url(url), configured_resource=resource
+    ):
+        raise SystemExit(f"{url} is not the URL this server serves, {resource}: run again with --url {resource}")
 
 
 class MemoryTokenStorage:
@@ -98,6 +129,20 @@ class MemoryTokenStorage:
         self.client_info = client_info
 
 
+class SignInStopped(BaseException):
+    """Sign-in ended without a code: the server answered with an error (RFC 6749 §4.1.2.1), or nobody signed in.
+
+    A BaseException, as KeyboardInterrupt is: the SDK logs every Exception of its OAuth flow
+    with a traceback. Not a SystemExit either, which asyncio re-raises out of its event loop.
+    """
+
+
+def refusal_line(params: Mapping[str, str]) -> str:
+    """One line for an error redirect: the error code and, when given, the server's reason."""
+    reason = params.get("error_description")
+    return f"Sign-in refused ({params['error']})" + (f": {reason}" if reason else ".")
+
+
 class LoopbackListener:
     """A one-shot HTTP listener on 127.0.0.1 that receives the authorization redirect (RFC 8252 §7.3)."""
 
@@ -117,7 +162,11 @@ class LoopbackListener:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.end_headers()
-                self.wfile.write(b"<p>Signed in. You can close this tab and return to the terminal.</p>")
+                if "error" in listener.params:
+                    page = f"<p>{html.escape(refusal_line(listener.params))}</p>"
+                else:
+                    page = "<p>Signed in. You can close this tab and return to the terminal.</p>"
+                self.wfile.write(page.encode())
                 listener.received.set()
 
             def log_message(self, format: str, *args: object) -> None:
@@ -129,11 +178,9 @@ class LoopbackListener:
 
     async def wait(self) -> AuthorizationCodeResult:
         if not await asyncio.to_thread(self.received.wait, SIGN_IN_TIMEOUT_SECONDS):
-            raise SystemExit("No sign-in within five minutes; run the script again.")
+            raise SignInStopped("No sign-in within five minutes; run the script again.")
         if "error" in self.params:
-            raise SystemExit(
-                f"Authorization refused: {self.params['error']} {self.params.get('error_description', '')}"
-            )
+            raise SignInStopped(refusal_line(self.params))
         return AuthorizationCodeResult(
             code=self.params["code"], state=self.params.get("state"), iss=self.params.get("iss")
         )
@@ -209,4 +256,7 @@ if __name__ == "__main__":
     arguments = parser.parse_args()
     endpoint = endpoint_url(arguments.url, os.environ)
     require_server(endpoint)
-    asyncio.run(main(endpoint, arguments.query, open_browser=not arguments.no_browser))
+    try:
+        asyncio.run(main(endpoint, arguments.query, open_browser=not arguments.no_browser))
+    except* SignInStopped as stopped:  # the SDK's task groups wrap it
+        raise SystemExit(str(stopped.exceptions[0])) from None

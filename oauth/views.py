@@ -47,6 +47,12 @@ from operator_core.signed_in import signed_in_person
 from organizations.errors import NoEligibleOrganization
 from organizations.selectors import require_eligible_organization
 
+# What a client is told, in `error_description`, when the person may connect nowhere.
+NO_ELIGIBLE_ORGANIZATION = (
+    "Only organization admins and members can connect applications, and this account is neither in any "
+    "organization. Ask an admin of your organization for the member role."
+)
+
 
 def _with_issuer(uri: str) -> str:
     """Add RFC 9207 `iss` to an authorization (error) response; DOT adds it on success only."""
@@ -203,10 +209,15 @@ class AuthorizeView(AuthorizationView):
         self.organizations = list(eligible_organizations(signed_in_person(request)))
         if not self.organizations:
             try:
-                self.validate_authorization_request(request)
+                _scopes, credentials = self.validate_authorization_request(request)
             except OAuthToolkitError as error:
                 return self.error_response(error, application=None)
-            return render(request, "oauth/forbidden.html", status=403)
+            return _no_eligible_organization_page(
+                request,
+                client_id=credentials["client_id"],
+                redirect_uri=credentials["redirect_uri"],
+                state=credentials.get("state"),
+            )
         return super().get(request, *args, **kwargs)
 
     def _refuse_silently(self, error_class: type[oauthlib_errors.OAuth2Error]) -> HttpResponse:
@@ -272,7 +283,12 @@ class AuthorizeView(AuthorizationView):
                 )
             except Forbidden as error:
                 if isinstance(error, NoEligibleOrganization):
-                    return render(self.request, "oauth/forbidden.html", status=403)
+                    return _no_eligible_organization_page(
+                        self.request,
+                        client_id=client_id,
+                        redirect_uri=form.cleaned_data["redirect_uri"],
+                        state=form.cleaned_data.get("state"),
+                    )
                 return _error_page(self.request, title="Organization not available", message=error.message, status=403)
             refused = refusal_outside_client_policy(
                 self.request, client_id=form.cleaned_data["client_id"], organization=self.organization
@@ -347,6 +363,24 @@ class AuthorizeView(AuthorizationView):
             message=message,
             status=getattr(oauth_error, "status_code", 400),
         )
+
+
+def _no_eligible_organization_page(
+    request: HttpRequest, *, client_id: str, redirect_uri: str, state: str | None
+) -> HttpResponse:
+    """HTTP 403 for a person who is admin or member of no organization, with a way back to the client.
+
+    The page tells the person why; its "Return to the application" link tells the client, with
+    `access_denied` and the reason (RFC 6749 §4.1.2.1), so a client waiting on its redirect URI
+    stops instead of timing out. The person follows it: no redirect the person did not choose
+    (RFC 9700 §4.11.2). `redirect_uri` has been checked against the client's registration.
+    """
+    refusal = oauthlib_errors.AccessDeniedError(description=NO_ELIGIBLE_ORGANIZATION, state=state or None)
+    context = {
+        "application": get_application_model().objects.filter(client_id=client_id).first(),
+        "return_url": _with_issuer(refusal.in_uri(redirect_uri)),
+    }
+    return render(request, "oauth/forbidden.html", context, status=403)
 
 
 def _chosen_organization_or_none(user: Any, organization_id: str | None) -> Any:

@@ -53,6 +53,8 @@ _HOST_SECTIONS = {
     "gemini-cli-mcp-client": "gemini-cli",
     "opencode": "opencode",
     "mcp-remote": "mcp-remote",
+    # mcp-remote 0.15.1's first initialize when run without --protocol auto.
+    "mcp-remote-fallback-test": "mcp-remote",
 }
 DEFAULT_CONNECTING_SECTION = "protocol-revision"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -220,7 +222,8 @@ def _require_served_revision(
 
     Host applications print the error's message as it is, to a person who has
     just signed in: so it says in one plain line what this server speaks, what
-    the client sent, and where the recipe for that client is (docs/connecting.md).
+    the client sent, and where the recipe for that client is (docs/connecting.md),
+    with words after the link so that whatever a host appends cannot lengthen it.
     """
     params = message.get("params") or {}
     meta = params.get("_meta")
@@ -237,7 +240,10 @@ def _require_served_revision(
     sent = f"MCP {requested}" if requested else "no MCP revision"
     served = " and ".join(served_versions)
     section = _HOST_SECTIONS.get(_client_name(params), DEFAULT_CONNECTING_SECTION)
-    reason = f"This server speaks MCP {served} only; your client sent {sent}. To connect: {connecting_url}#{section}"
+    # Text after the link: Codex appends `data` to the message, which would otherwise run into the URL.
+    reason = (
+        f"This server speaks MCP {served} only; your client sent {sent}. See {connecting_url}#{section} to connect it."
+    )
     raise JsonRpcError(
         JSONRPC_UNSUPPORTED_PROTOCOL_VERSION,
         reason,

@@ -7,6 +7,7 @@ to the script's listener, as a browser would. With no server it must fail in
 one line.
 """
 
+import html
 import os
 import re
 import socket
@@ -21,6 +22,7 @@ from django.conf import settings
 from django.test import LiveServerTestCase, SimpleTestCase
 
 from examples.operator_client import DEFAULT_URL, endpoint_url
+from oauth.views import NO_ELIGIBLE_ORGANIZATION
 from organizations.models import Role
 from tests.e2e.browser_flow import post_forms_until_redirect
 from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_source, make_user
@@ -47,11 +49,10 @@ class ExampleClientTests(LiveServerTestCase):
         make_module(organization=organization, title="Forklift safety")
         make_source(organization=organization, title="Handbook", text="Safety training happens every spring.")
 
-    def test_follows_port_and_completes_the_flow(self) -> None:
-        port = str(self.server_thread.port)
+    def start_script(self, *arguments: str) -> subprocess.Popen:
         process = subprocess.Popen(
-            [sys.executable, "-u", str(SCRIPT), "--no-browser", "--query", "safety training"],
-            env=script_environment(PORT=port),
+            [sys.executable, "-u", str(SCRIPT), "--no-browser", *arguments],
+            env=script_environment(PORT=str(self.server_thread.port)),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -60,16 +61,22 @@ class ExampleClientTests(LiveServerTestCase):
         timer = threading.Timer(TIMEOUT_SECONDS, process.kill)
         timer.start()
         self.addCleanup(timer.cancel)
+        return process
 
+    def printed_authorization_url(self, process: subprocess.Popen) -> str:
         printed = []
         for line in process.stdout:
             printed.append(line)
             found = AUTHORIZE_URL.search(line)
             if found:
-                break
-        else:
-            self.fail(f"no sign-in URL printed: {''.join(printed)} {process.stderr.read()}")
-        authorization_url = found.group(1)
+                return found.group(1)
+        self.fail(f"no sign-in URL printed: {''.join(printed)} {process.stderr.read()}")
+
+    def test_follows_port_and_completes_the_flow(self) -> None:
+        port = str(self.server_thread.port)
+        process = self.start_script("--query", "safety training")
+
+        authorization_url = self.printed_authorization_url(process)
         self.assertTrue(authorization_url.startswith(f"http://127.0.0.1:{port}/"), authorization_url)
         redirect_uri = parse_qs(urlsplit(authorization_url).query)["redirect_uri"][0]
         with httpx.Client(timeout=30) as browser:
@@ -85,6 +92,52 @@ class ExampleClientTests(LiveServerTestCase):
         self.assertIn("Organization: Acme (acme)", output)
         self.assertIn("module: Forklift safety", output)
         self.assertIn("Handbook", output)
+
+    def test_refused_sign_in_stops_the_script_at_once_with_the_reason(self) -> None:
+        make_membership(role=Role.LEARNER, user=make_user(email="lea@acme.test"))
+        process = self.start_script()
+        authorization_url = self.printed_authorization_url(process)
+
+        with httpx.Client(timeout=30, follow_redirects=True) as browser:
+            refused = sign_in_until_refused(browser, authorization_url, email="lea@acme.test", password=PASSWORD)
+            browser.get(refused)
+        output, errors = process.communicate(timeout=30)
+
+        self.assertEqual(process.returncode, 1)
+        self.assertEqual(errors, f"Sign-in refused (access_denied): {NO_ELIGIBLE_ORGANIZATION}\n")
+        self.assertNotIn("tools:", output)
+
+    def test_localhost_for_127001_is_named_in_one_line_with_the_url_to_use(self) -> None:
+        port = self.server_thread.port
+        served = f"http://127.0.0.1:{port}/api/mcp/operator"
+
+        finished = subprocess.run(
+            [sys.executable, str(SCRIPT), "--no-browser", "--url", f"http://localhost:{port}/api/mcp/operator"],
+            env=script_environment(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+        )
+
+        self.assertEqual(finished.returncode, 1)
+        self.assertEqual(finished.stdout, "")
+        self.assertEqual(
+            finished.stderr,
+            f"http://localhost:{port}/api/mcp/operator is not the URL this server serves, {served}: "
+            f"run again with --url {served}\n",
+        )
+
+
+def sign_in_until_refused(browser: httpx.Client, authorization_url: str, *, email: str, password: str) -> str:
+    """Sign in from `authorization_url` to the 403 page; return its "Return to the application" link."""
+    sign_in_page = browser.get(authorization_url)
+    fields = dict(re.findall(r'name="(csrfmiddlewaretoken|next)" value="([^"]*)"', sign_in_page.text))
+    refused = browser.post(
+        str(sign_in_page.url),
+        data={**fields, "next": html.unescape(fields["next"]), "email": email, "password": password},
+    )
+    assert refused.status_code == 403, refused.text[:500]
+    return html.unescape(re.search(r'<a href="([^"]+)" id="return-to-application">', refused.text).group(1))
 
 
 def free_port() -> int:

@@ -150,6 +150,8 @@ LEGACY_FIRST_REQUESTS = {
     "opencode": ("2025-11-25", "opencode", "opencode"),
     "gemini-cli": ("2025-06-18", "gemini-cli-mcp-client", "gemini-cli"),
     "mcp-remote without --protocol auto": ("2025-06-18", "mcp-remote", "mcp-remote"),
+    # mcp-remote 0.15.1 names its first initialize so; the revision stands in for the one it sent.
+    "mcp-remote 0.15.1 without --protocol auto": ("2025-06-18", "mcp-remote-fallback-test", "mcp-remote"),
     # Claude Code before 2.1.331 (2.1.197 sent initialize); the revision stands in for the one it sent.
     "claude-code before 2.1.331": ("2025-11-25", "claude-code", "claude-code"),
     "an unknown client": ("2025-03-26", "some-new-host", "protocol-revision"),

@@ -69,7 +69,7 @@ class LegacyFirstRequestTests(TestCase):
                 self.assertEqual(
                     error["message"],
                     f"This server speaks MCP {PROTOCOL_VERSION} only; your client sent MCP {version}. "
-                    f"To connect: {self.connecting}#{section}",
+                    f"See {self.connecting}#{section} to connect it.",
                 )
 
     def test_the_message_is_one_short_line_without_jargon(self) -> None:
@@ -79,6 +79,16 @@ class LegacyFirstRequestTests(TestCase):
         self.assertNotIn("\n", message)
         self.assertNotIn("_meta", message)
         self.assertLess(len(message), 200)
+
+    def test_text_follows_the_link_so_an_appended_suffix_cannot_break_it(self) -> None:
+        response = post_mcp(self.client, legacy_initialize("2025-06-18", "codex-mcp-client"), token=self.token)
+        error = response.json()["error"]
+        # What Codex shows: the message with `data` appended.
+        shown = error["message"] + json.dumps(error["data"])
+
+        link = f"{self.connecting}#codex"
+        self.assertIn(f" {link} ", shown)
+        self.assertFalse(error["message"].endswith(link))
 
     def test_a_request_without_a_revision_says_none_was_sent(self) -> None:
         response = post_mcp(self.client, envelope("tools/list", meta={}), token=self.token)

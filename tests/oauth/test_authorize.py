@@ -1,4 +1,5 @@
 import hashlib
+import html
 import re
 from urllib.parse import parse_qs, urlsplit
 
@@ -112,6 +113,24 @@ class ConsentPageTests(OAuthTestCase):
 
         self.assertEqual(response.status_code, 403)
         self.assertTemplateUsed(response, "oauth/forbidden.html")
+
+    def test_403_page_offers_to_tell_the_client_it_was_refused_and_why(self) -> None:
+        learner = make_membership(role=Role.LEARNER)
+        self.sign_in(learner.user)
+
+        response = self.browser.get(AUTHORIZE, self.authorize_params(self.client_id, pkce_pair()[1]))
+
+        self.assertEqual(response.status_code, 403)
+        link = re.search(r'<a href="([^"]+)" id="return-to-application">', response.content.decode())
+        location = html.unescape(link.group(1))
+        self.assertTrue(location.startswith(REDIRECT_URI + "?"), location)
+        query = query_of(location)
+        self.assertEqual(query["error"], ["access_denied"])
+        self.assertIn("member role", query["error_description"][0])
+        self.assertEqual(query["state"], ["state-123"])
+        self.assertEqual(query["iss"], ["http://testserver/api/auth"])
+        self.assertContains(response, "Claude Desktop", status_code=403)
+        self.assertFalse(Grant.objects.exists())
 
     def test_requester_is_refused_with_403(self) -> None:
         requester = make_membership(role=Role.REQUESTER)

@@ -56,6 +56,14 @@ class SignInTests(TestCase):
         self.assertEqual(response.status_code, 200)
         self.assertContains(response, "You are signed in")
 
+    def test_signing_in_without_next_offers_the_front_page_and_the_persons_connections(self) -> None:
+        response = self.sign_in(next_url="")
+
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, "You are signed in")
+        self.assertContains(response, '<a href="/">The front page</a>', html=True)
+        self.assertContains(response, '<a href="/account/connections/">Your connections</a>', html=True)
+
     def test_eleventh_attempt_in_a_minute_for_one_email_is_refused_with_429(self) -> None:
         limit = operator_settings().sign_in_attempts_per_minute
         for number in range(limit):
