@@ -11,6 +11,7 @@
 """
 
 import hashlib
+import unicodedata
 import json
 import re
 import uuid
@@ -41,8 +42,12 @@ SIGN_IN_WINDOW_SECONDS = 60
 
 
 def sign_in_email_key(email: str) -> str:
-    """The rate-limit key of an email: its digest, so no address is stored in the cache."""
-    return hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()
+    """The rate-limit key of an email: its digest, so no address is stored in the cache.
+
+    NFKC and case folding first: the admin's form signs in the NFKC form of what
+    was typed, so a full-width spelling must land in the same count.
+    """
+    return hashlib.sha256(unicodedata.normalize("NFKC", email).strip().casefold().encode("utf-8")).hexdigest()
 
 
 def count_sign_in_attempt(*, client_address: str, email: str) -> None:

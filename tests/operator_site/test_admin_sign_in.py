@@ -44,6 +44,16 @@ class AdminSignInLimitTests(TestCase):
         self.assertEqual(response.status_code, 429)
         self.assertNotIn("_auth_user_id", self.client.session)
 
+    def test_a_full_width_spelling_of_the_email_shares_its_count(self) -> None:
+        # The admin's form signs in NFKC-normalised usernames: "ｓｔａｆｆ" is "staff" to it.
+        for number in range(self.limit):
+            self.sign_in(address=f"10.0.1.{number + 1}")
+
+        response = self.sign_in(email="ｓｔａｆｆ@acme.test", password=PASSWORD, address="10.0.2.1")
+
+        self.assertEqual(response.status_code, 429)
+        self.assertNotIn("_auth_user_id", self.client.session)
+
     def test_the_refusal_is_audited_naming_the_account_and_the_page(self) -> None:
         for _ in range(self.limit):
             self.sign_in()
