@@ -26,6 +26,8 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
+from django.http import UnreadablePostError
+from django.http.multipartparser import MultiPartParserError
 
 from operator_core.errors import InvalidArguments
 
@@ -61,7 +63,7 @@ def refusal_for(exception: BaseException, *, max_bytes: int) -> InvalidArguments
         return BodyTooLarge(max_bytes)
     if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
         return MalformedRequest("The form has too many fields or files.", field=BODY_FIELD)
-    if isinstance(exception, SuspiciousOperation | BadRequest):
-        # A header Django refuses (the Host), a malformed multipart body: nothing to name.
+    if isinstance(exception, SuspiciousOperation | BadRequest | MultiPartParserError | UnreadablePostError):
+        # A header Django refuses (the Host), a malformed multipart body, a body cut off: nothing to name.
         return MalformedRequest("The request is malformed.")
     return None

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from django.contrib.auth.middleware import AuthenticationMiddleware as DjangoAuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware as DjangoMessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
+from django.core.exceptions import BadRequest, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware as DjangoXFrameOptionsMiddleware
 
@@ -81,7 +82,11 @@ class ApiFailureMiddleware:
             return None
         if refusal_for(exception, max_bytes=operator_settings().max_request_bytes) is not None:
             # The client's fault (a form with too many fields): Django logs it as a security
-            # event and answers 400 through `handler400`, in this path's format.
+            # event and answers 400 through `handler400`, in this path's format. Django does
+            # that only for its own 400 exceptions; a multipart body it could not parse is
+            # handed over as one.
+            if not isinstance(exception, SuspiciousOperation | BadRequest):
+                raise BadRequest("The request body could not be read.") from exception
             return None
         error = error_for_failure(
             exception, logger=logger, context=f"{request.method} {request.path}", message="Internal error."

@@ -121,6 +121,14 @@ class TooManyFieldsTests(TestCase):
         self.assertEqual(response.status_code, 400, response.content[:300])
         self.assertEqual(response.json()["error"], "invalid_request")
 
+    def test_a_multipart_body_without_a_boundary_answers_400_invalid_request(self) -> None:
+        for path in (TOKEN, REVOKE):
+            with self.subTest(path), self.assertLogs("django.request", "WARNING"):
+                response = self.client.post(path, data=b"x", content_type="multipart/form-data")
+
+            self.assertEqual(response.status_code, 400, response.content[:300])
+            self.assertEqual(response.json()["error"], "invalid_request")
+
     def test_the_sign_in_page_answers_400_with_its_error_page(self) -> None:
         with self.assertLogs("django.security.TooManyFieldsSent", "ERROR"):
             response = self.client.post(SIGN_IN, data=many_fields(1001, email="a@b.test"), content_type=FORM)
