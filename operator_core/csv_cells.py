@@ -17,23 +17,40 @@ not spreadsheets and keep their values as they are.
 from __future__ import annotations
 
 import csv
+import unicodedata
 from collections.abc import Mapping, Sequence
 from io import TextIOBase
 from typing import Any
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 TEXT_MARKER = "'"
+# Unicode categories a spreadsheet's import may drop before the first character it reads:
+# control characters and invisible formatting marks (a zero-width space, a byte-order mark).
+_INVISIBLE_CATEGORIES = ("Cc", "Cf")
 
 
 def spreadsheet_safe(value: Any) -> Any:
     """`value` with a leading `'` when it is text beginning with a formula character; anything else unchanged.
 
-    Numbers stay numbers: a negative duration is data, not a formula, and the
-    `csv` module writes it from a number, never from a stranger's text.
+    "Beginning" looks past leading white space and invisible characters, which
+    an import that trims cells would drop, and through NFKC, which reads a
+    full-width `＝` as `=`. Numbers stay numbers: a negative duration is data,
+    not a formula, and the `csv` module writes it from a number, never from a
+    stranger's text.
     """
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+    if isinstance(value, str) and _begins_with_formula(value):
         return TEXT_MARKER + value
     return value
+
+
+def _begins_with_formula(text: str) -> bool:
+    if text.startswith(FORMULA_PREFIXES):
+        return True
+    for character in unicodedata.normalize("NFKC", text):
+        if character.isspace() or unicodedata.category(character) in _INVISIBLE_CATEGORIES:
+            continue
+        return character in FORMULA_PREFIXES
+    return False
 
 
 class SafeCsvWriter:

@@ -89,6 +89,15 @@ class FormulaInAClientNameTests(OAuthTestCase):
         self.assertEqual([row["client_name"] for row in rows], ["'" + name for name in CONTROL_NAMES])
         self.assertEqual({row["tool"] for row in rows}, {"'=list_modules"})
 
+    def test_a_formula_behind_white_space_or_in_full_width_is_neutralised(self) -> None:
+        # An import that trims cells drops the spaces; NFKC reads the full-width sign as "=".
+        hidden = (" =1+1", "\u00a0=1+1", "\u3000=1+1", "\u200b=1+1", "\uff1d1+1", "\uff0bSUM(1)")
+        self.connect_clients_named(*hidden)
+
+        rows = list(csv.DictReader(io.StringIO(self.export("csv"))))
+
+        self.assertEqual([row["client_name"] for row in rows], ["'" + name for name in hidden])
+
     def test_a_value_that_starts_otherwise_is_written_unchanged(self) -> None:
         self.connect_clients_named("Claude Desktop (=beta)")
 
