@@ -11,9 +11,9 @@
 """
 
 import hashlib
-import unicodedata
 import json
 import re
+import unicodedata
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,7 +31,7 @@ from oauth2_provider.views.dynamic_client_registration import _build_application
 from oauth.audit_trail import record_code_replay
 from oauth.client_secrets import client_secret_digest, digest_matches, is_client_secret_digest, is_password_hash
 from oauth.metadata_bounds import MetadataOverBound, require_metadata_within_bounds
-from oauth.models import Application, RedeemedCode, code_digest
+from oauth.models import Application, ClientPolicy, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
@@ -312,20 +312,24 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def purge_unused_clients(*, now: datetime) -> int:
-    """Delete dynamically registered clients that never obtained a token within the retention; return how many.
+    """Delete clients that anyone could add and that never obtained a token within the retention; return how many.
 
     The retention is `OPERATOR["unused_client_retention_hours"]` (24): a client
-    registers right before its first authorization, and registration is open,
-    so unused clients are what anyone can pile up (docs/limits.md#registered-clients).
-    A client that ever obtained a token is kept. Only RFC 7591 registrations:
-    clients created by staff and Client ID Metadata Document clients (fetched
-    again when they return) are never purged. A client that got as far as a
-    grant but never exchanged it goes too, with its grant.
+    registers, or has its Client ID Metadata Document fetched, right before its
+    first authorization, and both are open to anyone before any sign-in, so
+    unused clients are what a stranger can pile up (docs/limits.md#registered-clients).
+    A metadata-document client that comes back is fetched again. Kept: a client
+    that ever obtained a token, one created by staff, and one an organization's
+    client policy lists (deleting it would silently take it off the list). A
+    client that got as far as a grant but never exchanged it goes too, with its grant.
     """
     cutoff = now - timedelta(hours=operator_settings().unused_client_retention_hours)
+    listed = ClientPolicy.applications.through.objects.values("application_id")
     unused = Application.objects.filter(
-        registration_source=Application.RegistrationSource.DCR, last_used_at__isnull=True, created__lt=cutoff
-    )
+        registration_source__in=(Application.RegistrationSource.DCR, Application.RegistrationSource.CIMD),
+        last_used_at__isnull=True,
+        created__lt=cutoff,
+    ).exclude(pk__in=listed)
     _, deleted_by_model = unused.delete()
     return deleted_by_model.get(Application._meta.label, 0)
 

@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from agent_auth.models import Claim, ClaimStatus, IdempotencyRecord
 from audit.models import AuditAction, AuditEvent
-from oauth.models import Application, RedeemedCode
-from tests.factories import make_idempotency_record
+from oauth.models import Application, ClientPolicy, RedeemedCode
+from tests.factories import make_idempotency_record, make_organization
 
 
 def _claim(*, expired_for: timedelta, token: str) -> Claim:
@@ -106,16 +106,39 @@ class PurgeClientsAndAuditTests(TestCase):
         used = _registered_client(days_ago=2, source=dcr, used=True)
         used_long_ago = _registered_client(days_ago=90, source=dcr, used=True)
         by_staff = _registered_client(days_ago=90, source=Application.RegistrationSource.MANUAL)
-        from_document = _registered_client(days_ago=2, source=Application.RegistrationSource.CIMD)
 
         output = self.purge()
 
         self.assertEqual(
             set(Application.objects.values_list("pk", flat=True)),
-            {young.pk, used.pk, used_long_ago.pk, by_staff.pk, from_document.pk},
+            {young.pk, used.pk, used_long_ago.pk, by_staff.pk},
         )
         self.assertFalse(Application.objects.filter(pk=stale.pk).exists())
         self.assertIn("1 unused clients", output)
+
+    def test_metadata_document_clients_that_never_obtained_a_token_within_24_hours_are_deleted(self) -> None:
+        # Fetched on the sign-in-free authorization page: anyone can add them, as with registration.
+        cimd = Application.RegistrationSource.CIMD
+        stale = _registered_client(days_ago=2, source=cimd)
+        young = _registered_client(days_ago=23 / 24, source=cimd)
+        used = _registered_client(days_ago=2, source=cimd, used=True)
+
+        self.purge()
+
+        self.assertEqual(set(Application.objects.values_list("pk", flat=True)), {young.pk, used.pk})
+        self.assertFalse(Application.objects.filter(pk=stale.pk).exists())
+
+    def test_an_unused_client_a_client_policy_lists_is_kept(self) -> None:
+        listed = [
+            _registered_client(days_ago=2, source=source)
+            for source in (Application.RegistrationSource.DCR, Application.RegistrationSource.CIMD)
+        ]
+        policy = ClientPolicy.objects.create(organization=make_organization(), only_listed=True)
+        policy.applications.set(listed)
+
+        self.purge()
+
+        self.assertEqual(set(policy.applications.values_list("pk", flat=True)), {client.pk for client in listed})
 
     def test_audit_events_past_the_retention_are_deleted(self) -> None:
         AuditEvent.objects.bulk_create(
