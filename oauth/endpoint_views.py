@@ -12,7 +12,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from oauth2_provider import views as dot_views
 from oauth2_provider.views import DynamicClientRegistrationView
-from oauth2_provider.views.dynamic_client_registration import _error_response
 
 from oauth.limits import REGISTRATION, REVOCATION, TOKEN, limited, presented_client_id
 from oauth.services import ClientMetadataError, RegistrationClosed, register_client
@@ -30,6 +29,11 @@ def _basic_and_body_clients_disagree(request: HttpRequest) -> bool:
         return False
     basic_client_id = presented_client_id(request)
     return basic_client_id is not None and basic_client_id != body_client_id
+
+
+def _registration_error(error: str, description: str, *, status: int = 400) -> JsonResponse:
+    """An RFC 7591 §3.2.2 error response, as DOT's registration view answers one."""
+    return JsonResponse({"error": error, "error_description": description}, status=status)
 
 
 def _conflicting_clients_response() -> JsonResponse:
@@ -78,15 +82,15 @@ class RegisterView(DynamicClientRegistrationView):
         try:
             data = parse_json_body(request.body)
         except MalformedJson as malformed:
-            return _error_response("invalid_client_metadata", f"Request body refused: {malformed}")
+            return _registration_error("invalid_client_metadata", f"Request body refused: {malformed}")
         if not isinstance(data, dict):
-            return _error_response("invalid_client_metadata", "Request body must be a JSON object")
+            return _registration_error("invalid_client_metadata", "Request body must be a JSON object")
         try:
             registered = register_client(data)
         except RegistrationClosed as closed:
-            return _error_response(closed.error, closed.description, status=403)
+            return _registration_error(closed.error, closed.description, status=403)
         except ClientMetadataError as rejected:
-            return _error_response(rejected.error, rejected.description)
+            return _registration_error(rejected.error, rejected.description)
         response = JsonResponse(registered, status=201)
         response["Cache-Control"] = "no-store"
         return response

@@ -36,7 +36,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
-from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
+from oauth2_provider.models import get_grant_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749 import errors
@@ -48,8 +48,6 @@ from oauth.selectors import holds_operator_role
 from operator_core.conf import operator_settings
 
 Grant = get_grant_model()
-AccessToken = get_access_token_model()
-RefreshToken = get_refresh_token_model()
 
 ERROR_INVALID_TARGET = "invalid_target"
 
@@ -125,11 +123,17 @@ class OperatorOAuth2Validator(OAuth2Validator):
 
     # --- authorization endpoint ---------------------------------------------------
 
-    def _create_authorization_code(self, request: Any, code: dict[str, str], expires: Any = None) -> Any:
-        """DOT's grant creation, plus the organization bound at consent.
+    def save_authorization_code(
+        self, client_id: str, code: dict[str, str], request: Any, *args: Any, **kwargs: Any
+    ) -> None:
+        """oauthlib's public hook for persisting a grant: DOT's grant, plus the organization bound at consent.
 
         The choice made on the consent page is bound to the authorization
-        (docs/authentication.md#3-consent-and-the-organization-chooser).
+        (docs/authentication.md#3-consent-and-the-organization-chooser). DOT's
+        `_create_authorization_code` cannot store the organization (a column it
+        does not know, and not null), so this hook writes the grant itself; the
+        fields follow DOT's, which `tests/oauth/test_dot_private_uses.py` pins
+        (docs/development/decisions.md#dot-private-names).
         """
         if request.code_challenge_method != Grant.CODE_CHALLENGE_S256:
             # RFC 9700 §2.1.1: S256 only; the view refuses plain earlier, this is the backstop.
@@ -140,14 +144,12 @@ class OperatorOAuth2Validator(OAuth2Validator):
         if not client_admitted(request.client, organization_id=organization_id):
             raise errors.AccessDeniedError(description="The organization does not admit this client.", request=request)
         require_operator_resource(getattr(request, "resource", None) or [], request)
-        if not expires:
-            expires = timezone.now() + timedelta(seconds=oauth2_settings.AUTHORIZATION_CODE_EXPIRE_SECONDS)
-        return Grant.objects.create(
+        Grant.objects.create(
             application=request.client,
             user=request.user,
             organization_id=organization_id,
             code=code["code"],
-            expires=expires,
+            expires=timezone.now() + timedelta(seconds=oauth2_settings.AUTHORIZATION_CODE_EXPIRE_SECONDS),
             redirect_uri=request.redirect_uri,
             scope=" ".join(request.scopes),
             code_challenge=request.code_challenge or "",
@@ -259,51 +261,37 @@ class OperatorOAuth2Validator(OAuth2Validator):
         refresh_grace.remember_rotation(token, request, rotated=presented)
 
     def _create_access_token(self, expires: Any, request: Any, token: dict[str, Any], source_refresh_token: Any = None):
-        id_token = token.get("id_token")
-        if id_token:
-            id_token = self._load_id_token(id_token)
-        access_token = AccessToken(
-            user=request.user,
-            organization_id=request.organization_id,
-            scope=token["scope"],
-            expires=expires,
-            id_token=id_token,
-            application=request.client,
-            source_refresh_token=source_refresh_token,
-            # The JWT's audience, whatever the client sent; DOT checks it at userinfo
-            # through `serves_this_origin`.
-            resource=this_origin_resources(),
-        )
-        self._set_token_value(access_token, token["access_token"])
-        access_token.save()
+        """DOT's access token, then the bound organization and this origin's resource (the JWT's audience).
+
+        DOT has no public hook for a column of its own rows, so its row is
+        completed in a second write, inside `save_bearer_token`'s transaction.
+        """
+        access_token = super()._create_access_token(expires, request, token, source_refresh_token)
+        access_token.organization_id = request.organization_id
+        # Whatever the client sent; DOT checks it at userinfo through `serves_this_origin`.
+        access_token.resource = this_origin_resources()
+        access_token.save(update_fields=["organization", "resource"])
         request.operator_access_token_id = access_token.pk
         return access_token
 
     def _create_refresh_token(
         self, request: Any, refresh_token_code: str, access_token: Any, previous_refresh_token: Any
     ):
-        """DOT's refresh-token creation (same family on rotation), plus the bound organization
-        and the moment of consent, carried from token to token.
+        """DOT's refresh token (same family on rotation), then the bound organization and the moment
+        of consent, carried from token to token, completed as in `_create_access_token`.
         """
-        token_family = previous_refresh_token.token_family if previous_refresh_token else None
-        if token_family is None:
-            token_family = uuid.uuid4()
+        refresh_token = super()._create_refresh_token(request, refresh_token_code, access_token, previous_refresh_token)
+        if refresh_token.token_family is None:
+            # DOT copies the previous token's family, which a token from before families lacks.
+            refresh_token.token_family = uuid.uuid4()
         if previous_refresh_token is not None:
-            authorized_at = previous_refresh_token.authorized_at or previous_refresh_token.created
+            refresh_token.authorized_at = previous_refresh_token.authorized_at or previous_refresh_token.created
         else:
-            authorized_at = getattr(request, "operator_authorized_at", None) or timezone.now()
-        refresh_token = RefreshToken(
-            user=request.user,
-            organization_id=request.organization_id,
-            application=request.client,
-            access_token=access_token,
-            token_family=token_family,
-            authorized_at=authorized_at,
-            resource=this_origin_resources(),
-        )
-        self._set_token_value(refresh_token, refresh_token_code)
-        refresh_token.save()
-        request.operator_token_family = token_family
+            refresh_token.authorized_at = getattr(request, "operator_authorized_at", None) or timezone.now()
+        refresh_token.organization_id = request.organization_id
+        refresh_token.resource = this_origin_resources()
+        refresh_token.save(update_fields=["token_family", "authorized_at", "organization", "resource"])
+        request.operator_token_family = refresh_token.token_family
         return refresh_token
 
     # --- client authentication ---------------------------------------------------------
