@@ -99,7 +99,7 @@ def start_claim(*, email: str) -> StartedClaim:
     """
     conf = operator_settings()
     user: User | None = active_user_for_email_or_none(email)
-    email_allowed = count_verification_email(email)
+    email_allowed = count_verification_email(email, user=user)
     claim_token = secrets.token_urlsafe(32)
     token_hash = claim_token_hash(claim_token)
     code = f"{secrets.randbelow(10**6):06d}"
