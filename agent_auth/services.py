@@ -42,7 +42,7 @@ from agent_auth.outbox import queue_verification_email
 from agent_auth.recipient_limit import count_verification_email
 from agent_auth.selectors import active_user_for_email_or_none, claim_token_hash, locked_claim_for_token_or_none
 from audit.models import AuditAction
-from audit.services import record_event
+from audit.services import SUPPRESSED_EMAIL_DETAIL, record_event
 from oauth.tokens import issue_access_token
 from operator_core.conf import operator_settings
 from operator_core.errors import Forbidden, OperatorError
@@ -57,8 +57,6 @@ logger = logging.getLogger(__name__)
 HEADLESS_CLIENT_ID = "headless-agent"
 HEADLESS_SCOPES = (SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE)
 _CODE_HMAC_SALT = "agent_auth.claim_code"
-# The audit detail of a start whose email was not sent: its recipient had had enough this hour.
-SUPPRESSED_EMAIL_DETAIL = {"verification_email": "suppressed"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ def start_claim(*, email: str) -> StartedClaim:
     """
     conf = operator_settings()
     user: User | None = active_user_for_email_or_none(email)
-    email_allowed = count_verification_email(email)
+    email_allowed = count_verification_email(email, user=user)
     claim_token = secrets.token_urlsafe(32)
     token_hash = claim_token_hash(claim_token)
     code = f"{secrets.randbelow(10**6):06d}"
@@ -119,7 +117,7 @@ def start_claim(*, email: str) -> StartedClaim:
     else:
         logger.warning("agent_auth: a verification email was suppressed: its recipient reached the hourly limit")
     # Recorded for an unknown email too (no person): the same work either way. Kept only a
-    # day without a person (audit.services.purge_audit_events).
+    # day without a person or with its email suppressed (audit.services.purge_audit_events).
     record_event(
         AuditAction.CLAIM_START,
         person_id=user.pk if user else None,

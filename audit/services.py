@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Field
+from django.db.models import Field, Q
 from django.utils import timezone
 
 from audit.models import OUTCOME_OK, AuditAction, AuditEvent
@@ -155,18 +155,24 @@ def _insert_statement(vendor: str, *, asynchronous: bool) -> tuple[str, tuple[Fi
 # records, kept as long as the claims themselves (agent_auth.services), not for the retention.
 ANONYMOUS_CLAIM_ACTIONS = (AuditAction.CLAIM_START, AuditAction.CLAIM_END)
 ANONYMOUS_CLAIM_RETENTION = timedelta(days=1)
+# The detail of a headless start whose email was not sent (its recipient had had enough this
+# hour, agent_auth.recipient_limit). Anyone can cause one for a known person's email, up to
+# ~1,440 a day: kept as briefly as the person-less ones.
+SUPPRESSED_EMAIL_DETAIL = {"verification_email": "suppressed"}
 
 
 def purge_audit_events(*, now: datetime) -> int:
     """Delete events older than the retention (`OPERATOR["audit_retention_days"]`); return how many went.
 
-    A headless claim's events that name no person (an unknown or inactive email)
-    go after `ANONYMOUS_CLAIM_RETENTION` already: anyone can cause them without
-    signing in, and they tell nothing about anyone's access.
+    A headless claim's events that name no person (an unknown or inactive email),
+    and its starts whose email was suppressed, go after `ANONYMOUS_CLAIM_RETENTION`
+    already: anyone can cause them without signing in, and they tell nothing
+    about anyone's access.
     """
     cutoff = now - timedelta(days=operator_settings().audit_retention_days)
     deleted, _ = AuditEvent.objects.filter(occurred_at__lt=cutoff).delete()
-    anonymous, _ = AuditEvent.objects.filter(
-        action__in=ANONYMOUS_CLAIM_ACTIONS, person__isnull=True, occurred_at__lt=now - ANONYMOUS_CLAIM_RETENTION
-    ).delete()
-    return deleted + anonymous
+    unsigned = Q(action__in=ANONYMOUS_CLAIM_ACTIONS, person__isnull=True) | Q(
+        action=AuditAction.CLAIM_START, detail=SUPPRESSED_EMAIL_DETAIL
+    )
+    short_lived, _ = AuditEvent.objects.filter(unsigned, occurred_at__lt=now - ANONYMOUS_CLAIM_RETENTION).delete()
+    return deleted + short_lived

@@ -171,6 +171,29 @@ class RecipientLimitTests(HeadlessTestCase):
         self.assertEqual(last.detail, SUPPRESSED_EMAIL_DETAIL)
         self.assertIsNone(last.person_id)
 
+    def test_look_alike_spellings_of_an_account_s_email_share_its_count(self) -> None:
+        # PostgreSQL's case-insensitive match maps "ı" to "I" and "ſ" to "S", which Python's lower() keeps:
+        # each spelling that finds the account mails its one stored address. (SQLite's matches no spelling.)
+        user = make_membership().user
+        user.email = "alice@acme.test"
+        user.save(update_fields=["email"])
+        spellings = ["alice@acme.test", "al\u0131ce@acme.test", "alice@acme.te\u017ft", "al\u0131ce@acme.te\u017ft"]
+
+        answers = [self.start_from_anywhere(spelling) for spelling in spellings for _ in range(5)]
+
+        self.assertEqual({answer.status_code for answer in answers}, {202})
+        self.assertEqual(len(self.mails()), 5)
+        self.assertEqual({recipient for mail in self.mails() for recipient in mail.recipients}, {user.email})
+
+    def test_an_unknown_email_is_counted_under_its_case_fold(self) -> None:
+        for _ in range(5):
+            self.start_from_anywhere("nobody@example.test")
+
+        self.start_from_anywhere("NOBODY@EXAMPLE.TE\u017fT")
+
+        last = AuditEvent.objects.filter(action=AuditAction.CLAIM_START).latest("id")
+        self.assertEqual(last.detail, SUPPRESSED_EMAIL_DETAIL)
+
     def test_the_count_starts_again_an_hour_later(self) -> None:
         user = make_membership().user
         for _ in range(6):

@@ -9,7 +9,7 @@ from django.test import TestCase, TransactionTestCase, override_settings
 from django.utils import timezone
 
 from audit.models import OUTCOME_OK, AuditAction, AuditEvent
-from audit.services import purge_audit_events, record_event, record_tool_call
+from audit.services import SUPPRESSED_EMAIL_DETAIL, purge_audit_events, record_event, record_tool_call
 from tests.factories import make_membership
 
 
@@ -102,9 +102,15 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
             cursor.execute("DROP TABLE durability_probe")
 
 
-def _event_aged(days: float, *, action: AuditAction = AuditAction.REFRESH, person_id: int | None = None) -> AuditEvent:
+def _event_aged(
+    days: float,
+    *,
+    action: AuditAction = AuditAction.REFRESH,
+    person_id: int | None = None,
+    detail: dict[str, str] | None = None,
+) -> AuditEvent:
     # The service always stamps the present, and rows are never updated: an old event is inserted as old.
-    event = AuditEvent(action=action, outcome=OUTCOME_OK, person_id=person_id)
+    event = AuditEvent(action=action, outcome=OUTCOME_OK, person_id=person_id, detail=detail or {})
     event.occurred_at = timezone.now() - timedelta(days=days)
     AuditEvent.objects.bulk_create([event])
     return AuditEvent.objects.latest("id")
@@ -134,6 +140,24 @@ class PurgeAuditEventsTests(TestCase):
         self.assertEqual(remaining, {recent_anonymous.pk, persons_start.pk})
         self.assertNotIn(anonymous_start.pk, remaining)
         self.assertNotIn(anonymous_end.pk, remaining)
+
+    def test_a_person_s_suppressed_starts_go_after_a_day_and_the_rest_of_their_claims_stay(self) -> None:
+        person_id = make_membership().user_id
+        suppressed = _event_aged(
+            1.1, action=AuditAction.CLAIM_START, person_id=person_id, detail=SUPPRESSED_EMAIL_DETAIL
+        )
+        recent_suppressed = _event_aged(
+            0.9, action=AuditAction.CLAIM_START, person_id=person_id, detail=SUPPRESSED_EMAIL_DETAIL
+        )
+        sent = _event_aged(1.1, action=AuditAction.CLAIM_START, person_id=person_id)
+        ended = _event_aged(1.1, action=AuditAction.CLAIM_END, person_id=person_id)
+
+        deleted = purge_audit_events(now=timezone.now())
+
+        self.assertEqual(deleted, 1)
+        remaining = set(AuditEvent.objects.values_list("pk", flat=True))
+        self.assertEqual(remaining, {recent_suppressed.pk, sent.pk, ended.pk})
+        self.assertNotIn(suppressed.pk, remaining)
 
     @override_settings(OPERATOR={**settings.OPERATOR, "audit_retention_days": 30})
     def test_the_retention_is_a_setting(self) -> None:
