@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import cast
 
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from oauth import audit_trail
@@ -37,7 +38,7 @@ class OAuthConnection:
     last_token_at: datetime
 
 
-def _live_heads(now: datetime):
+def _live_heads(now: datetime) -> QuerySet[RefreshToken]:
     lifetime = timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
     return (
         RefreshToken.objects.filter(

@@ -44,6 +44,7 @@ from oauthlib.oauth2.rfc6749 import errors
 from oauth import audit_trail, refresh_grace, services
 from oauth.client_policy import client_admitted
 from oauth.connections import end_refused_connection
+from oauth.models import AccessToken, RefreshToken
 from oauth.selectors import holds_operator_role
 from operator_core.conf import operator_settings
 
@@ -260,7 +261,9 @@ class OperatorOAuth2Validator(OAuth2Validator):
         super()._save_bearer_token(token, request, *args, **kwargs)
         refresh_grace.remember_rotation(token, request, rotated=presented)
 
-    def _create_access_token(self, expires: Any, request: Any, token: dict[str, Any], source_refresh_token: Any = None):
+    def _create_access_token(
+        self, expires: Any, request: Any, token: dict[str, Any], source_refresh_token: Any = None
+    ) -> AccessToken:
         """DOT's access token, then the bound organization and this origin's resource (the JWT's audience).
 
         DOT has no public hook for a column of its own rows, so its row is
@@ -276,7 +279,7 @@ class OperatorOAuth2Validator(OAuth2Validator):
 
     def _create_refresh_token(
         self, request: Any, refresh_token_code: str, access_token: Any, previous_refresh_token: Any
-    ):
+    ) -> RefreshToken:
         """DOT's refresh token (same family on rotation), then the bound organization and the moment
         of consent, carried from token to token, completed as in `_create_access_token`.
         """

@@ -44,7 +44,7 @@ def _organization(slug: str, name: str) -> Organization:
     return organization_by_slug_or_none(slug) or create_organization(slug=slug, name=name)
 
 
-def _membership(user: User, organization: Organization, role: Role, *, changed_by) -> Membership:
+def _membership(user: User, organization: Organization, role: Role, *, changed_by: User) -> Membership:
     membership = membership_or_none(user_id=user.pk, organization_id=organization.id)
     if membership is None:
         return add_membership(user=user, organization=organization, role=role)
