@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import unittest
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -111,18 +112,12 @@ class ExampleClientTests(LiveServerTestCase):
         port = self.server_thread.port
         served = f"http://127.0.0.1:{port}/api/mcp/operator"
 
-        finished = subprocess.run(
-            [sys.executable, str(SCRIPT), "--no-browser", "--url", f"http://localhost:{port}/api/mcp/operator"],
-            env=script_environment(),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
+        stderr = run_script_to_failure(
+            self, "--no-browser", "--url", f"http://localhost:{port}/api/mcp/operator", environment=script_environment()
         )
 
-        self.assertEqual(finished.returncode, 1)
-        self.assertEqual(finished.stdout, "")
         self.assertEqual(
-            finished.stderr,
+            stderr,
             f"http://localhost:{port}/api/mcp/operator is not the URL this server serves, {served}: "
             f"run again with --url {served}\n",
         )
@@ -138,6 +133,20 @@ def sign_in_until_refused(browser: httpx.Client, authorization_url: str, *, emai
     )
     assert refused.status_code == 403, refused.text[:500]
     return html.unescape(re.search(r'<a href="([^"]+)" id="return-to-application">', refused.text).group(1))
+
+
+def run_script_to_failure(test: unittest.TestCase, *arguments: str, environment: dict[str, str]) -> str:
+    """Run the example with `arguments`; check it failed with status 1 and printed nothing on stdout; its stderr."""
+    finished = subprocess.run(
+        [sys.executable, str(SCRIPT), *arguments],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+    )
+    test.assertEqual(finished.returncode, 1)
+    test.assertEqual(finished.stdout, "")
+    return finished.stderr
 
 
 def free_port() -> int:
@@ -164,18 +173,10 @@ class ExampleClientAddressTests(SimpleTestCase):
     def test_says_in_one_line_that_no_server_answers(self) -> None:
         closed = f"http://127.0.0.1:{free_port()}"
 
-        finished = subprocess.run(
-            [sys.executable, str(SCRIPT), "--no-browser"],
-            env=script_environment(OPERATOR_BASE_URL=closed),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
-        )
+        stderr = run_script_to_failure(self, "--no-browser", environment=script_environment(OPERATOR_BASE_URL=closed))
 
-        self.assertEqual(finished.returncode, 1)
-        self.assertEqual(finished.stdout, "")
         self.assertEqual(
-            finished.stderr,
+            stderr,
             f"No server answers at {closed}/api/mcp/operator (Connection refused). "
             "Start it with `make run`, or pass --url.\n",
         )
