@@ -1,24 +1,10 @@
 """gunicorn configuration: `gunicorn -c gunicorn.conf.py operator_site.wsgi` (docs/deploy.md).
 
-Every value comes from the environment with a default that suits a container:
-
-| variable | default |
-|---|---|
-| `GUNICORN_BIND` | `0.0.0.0:$PORT` (`PORT` defaults to 8000) |
-| `GUNICORN_WORKERS` | 2 × usable CPU cores + 1, at most 8 |
-| `GUNICORN_THREADS` | 1: sync workers (more than 1: gunicorn's threaded worker) |
-| `GUNICORN_TIMEOUT` | 30 seconds a request may take before its worker is restarted |
-| `GUNICORN_GRACEFUL_TIMEOUT` | 30 seconds to finish requests on stop or reload |
-| `GUNICORN_KEEPALIVE` | 5 seconds an idle proxy connection is kept (threaded workers only) |
-| `GUNICORN_MAX_REQUESTS` | 0 (never recycle a worker) |
-| `GUNICORN_ACCESS_LOG` | off: the application logs every request itself; `true` adds gunicorn's to stdout |
-| `GUNICORN_LOG_LEVEL` | `info` (gunicorn's own messages, on stderr) |
-
-Before any worker starts, the master runs Django's system checks (with the
-deployment checks when `OPERATOR_ENV=production`) in a child process and stops
-with one line per problem when the settings are refused or a check fails. The
-child keeps Django out of the master, so a reload (SIGHUP) starts workers that
-read the settings and key files anew, and no worker inherits a connection.
+Every value comes from a `GUNICORN_*` environment variable with a default that
+suits a container (the table: docs/deploy.md#gunicorn-settings). Before any
+worker starts, the master runs Django's system checks in a child process and
+stops with one line per problem; why a child:
+docs/development/decisions.md#operating.
 """
 
 import json

@@ -1,26 +1,14 @@
 """`Idempotency-Key` for the two headless endpoints, kept in the database (docs/headless.md#idempotency-key).
 
 A request with a key first inserts an in-flight row; the unique constraint on
-(endpoint, scope, key) decides races between workers. The loser looks at the
-winner's row: another body → `idempotency_key_reused` (422); still running →
-`request_in_progress` (409); done → a `FinishedRequest`. Rows live 24 hours; an
-expired one is ignored and replaced when its key comes back, and `manage.py
-purge_expired` deletes the rest (off the request path). An in-flight row left
-behind by a crashed worker may be taken over after `IN_FLIGHT_TIMEOUT_SECONDS`.
-
-A row answers only a caller who holds the secret its answer was made for:
-
-- A start's row keeps no answer, only its claim: knowing an email and a key
-  must not hand out the claim token the first caller got. The views answer a
-  repeat with a new token for that claim (`agent_auth.services.reissue_claim_token`).
-- A completion's row is scoped by the hash of its claim token, so a caller
-  without that token can neither see it nor probe it with other codes, and its
-  answer is encrypted with a key derived from SECRET_KEY and the request body
-  (the claim token and the code). It names its claim, against which the views
-  count a conflicting body as a wrong code.
-
-The per-IP limits and the claim's attempts are applied by the views around
-these calls, never skipped for a replay or a conflict.
+(endpoint, scope, key) decides races between workers, and the loser answers
+from the winner's row (422 another body, 409 still running, or a
+`FinishedRequest`). A row answers only a caller who holds the secret its answer
+was made for: a start's row keeps its claim and no answer; a completion's row
+is scoped by its claim token's hash and its answer encrypted under a key
+derived from the request body. The views apply the per-IP limits and the
+claim's attempts around these calls, never skipped for a replay or a conflict.
+Why: docs/development/decisions.md#headless-path.
 """
 
 import base64

@@ -1,21 +1,11 @@
 """At most `OPERATOR["headless_emails_per_recipient_per_hour"]` verification emails per recipient (docs/limits.md).
 
-The per-IP limit alone lets one address send 60 codes an hour to the same
-person, and many addresses many more. This count keys on the recipient, so
-every start for one recipient counts, from any address, whether or not an
-account has that email: the count and its effect reveal nothing about which
-accounts exist.
-
-A start that matched an account is counted under that account, since its
-email goes to the account's stored address whatever spelling matched it: the
-database's case-insensitive match is not Python's (PostgreSQL's `UPPER` maps
-`ı` to `I` and `ſ` to `S`), so a key on the typed spelling let look-alike
-spellings each have the full count for one inbox. A start that matched none is
-counted under its NFKC case-fold (`ſ` is `s` there too).
-
-The key is an HMAC under SECRET_KEY, so the cache (Redis) never holds an
-address. A start past the limit is answered as any other (202); only its email
-is not sent.
+Every start counts, from any address and whether or not an account has that
+email, so the count reveals nothing about which accounts exist. A start that
+matched an account counts under that account; one that matched none under its
+NFKC case-fold. The key is an HMAC under SECRET_KEY, so the cache never holds
+an address. A start past the limit is answered as any other (202); only its
+email is not sent. Why: docs/development/decisions.md#headless-path.
 """
 
 import unicodedata

@@ -1,25 +1,13 @@
 """Per-(person, organization, tool) rate and concurrency limits of tool calls (docs/tools.md#limits).
 
-- Rate: `tool_calls_per_minute` (default 120) in a one-minute window, counted by
-  the service's one rate limiter (`operator_core.rate_limits`: the window opens
-  at the first call of the key and `retryAfterSeconds` is what is left of it).
-  Every admitted-or-refused attempt past the role and selector checks counts.
-- Concurrency: calls in flight (`tool_concurrency`, default 4). Each call holds a
-  lease with its own deadline (`tool_lease_seconds`, default 60, after it was
-  taken: longer than any call may run, gunicorn's timeout) and gives it back
-  when it ends. A lease whose worker died lapses at its deadline, however
-  many calls keep arriving meanwhile. A refused call holds no lease.
-
-On Redis (`REDIS_URL`) both limits are one Lua script and one round trip: count
-the call in its window, drop lapsed leases, take one if a slot is free. Giving
-the lease back is a second round trip (`ZREM`). Leases are a sorted set of
-deadlines per (person, organization, tool), so the limits are exact across every
-gunicorn worker and machine. The embedded default (no `REDIS_URL`) keeps the same
-leases in the per-process local-memory cache under a lock: exact for the one
-process `make run` serves (docs/development/decisions.md#limits).
-
-When Redis does not answer, the same limits count in this process's memory until
-it answers again (`ON_OUTAGE`); a lease that cannot be given back lapses.
+Rate: `tool_calls_per_minute` through `operator_core.rate_limits`, counting
+every attempt past the role and selector checks. Concurrency: `tool_concurrency`
+leases, each with its own deadline (`tool_lease_seconds`, longer than any call
+may run), given back when the call ends; a lease whose worker died lapses, and
+a refused call holds none. On Redis both are one Lua script, exact across
+workers and machines; without `REDIS_URL`, the local-memory cache under a lock;
+during a Redis outage, this process's memory (`ON_OUTAGE`). Why:
+docs/development/decisions.md#limits.
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
 """Why a Client ID Metadata Document could not be used, in words for the person at the browser.
 
-DOT resolves an HTTPS `client_id` by fetching its document while it validates
-the authorization request; on any failure it treats the client as unknown and
-keeps the reason for its log, so the page said only "Invalid client_id
-parameter value". `ExplainingMetadataFetcher` (the `CIMD_METADATA_FETCHER`)
-wraps DOT's SSRF-hardened `SafeMetadataFetcher`, sorts each failure into one
-reason and remembers it in the cache for as long as DOT's failure backoff
-lasts, so `cimd_failure_message` can name it on the error page
-(docs/authentication.md#client-id-metadata-documents). It also runs DOT's
-own metadata rules (public client, redirect URIs, grant types) on a fetched
-document, which DOT runs only after the fetcher returns, out of our sight, and
-the bounds every registration obeys (oauth/metadata_bounds.py), which DOT
-does not check at all.
-
-The authorization endpoint judges the request, and so fetches the document,
-before it sends a person to sign in (`oauth.views.AuthorizeView`): an unusable
-document is named before anyone types a password.
-
-Every way of not reaching the document reads the same: telling "does not
-resolve" from "resolves to a private address" or "refused the connection"
-would let anyone map the server's internal network through the page.
+`ExplainingMetadataFetcher` (the `CIMD_METADATA_FETCHER`) wraps DOT's
+SSRF-hardened `SafeMetadataFetcher`, runs DOT's post-fetch metadata rules and
+our registration bounds (oauth/metadata_bounds.py) on the document, and keeps
+the reason for a failure in the cache for as long as DOT's backoff lasts, so
+`cimd_failure_message` can name it on the error page
+(docs/authentication.md#client-id-metadata-documents). Every way of not
+reaching the document reads the same, so the page is no probe of the server's
+network. Why: docs/development/decisions.md#registration.
 """
 
 import hashlib

@@ -1,23 +1,13 @@
 """The authorization server's answer to a failure that no view answered (docs/operations.md#outages).
 
-DOT's views render OAuth errors themselves, but an outage of the database
-escapes them: the token endpoint's transaction, registration, revocation, user
-info. `operator_site.middleware.ApiFailureMiddleware` hands such a failure,
-already sorted by `operator_core.outages.error_for_failure`, to
-`failure_response`:
-
-- the two pages (sign-in, authorization) answer with the error page;
-- every other endpoint answers with an OAuth error body: `temporarily_unavailable`
-  (RFC 6749 §4.1.2.1) with HTTP 503 and `Retry-After`, or `server_error` with 500.
-
-A request refused before any view could read it (a body over the limit, a
-form with too many fields: `operator_core.request_refusals`) is answered here
-too, with its own 4xx status and `invalid_request` (RFC 6749 §5.2), or the
-error page saying what was wrong.
-
-An authorization error is not redirected to the client here: checking the
-redirect URI needs the database that just failed (RFC 6749 §4.1.2.1 forbids
-redirecting to an unchecked URI).
+`operator_site.middleware.ApiFailureMiddleware` hands `failure_response` what
+escaped DOT's views (a database outage, already sorted by
+`operator_core.outages.error_for_failure`) and the requests refused before any
+view (`operator_core.request_refusals`). The sign-in and authorization pages
+answer with the error page; every other endpoint with an OAuth error body
+(`temporarily_unavailable` 503 with `Retry-After`, `server_error` 500, or
+`invalid_request` with the refusal's 4xx). Nothing is redirected to the client:
+see docs/development/architecture.md#errors.
 """
 
 from django.http import HttpRequest, HttpResponse, JsonResponse

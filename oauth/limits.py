@@ -1,25 +1,12 @@
 """Request limits of the OAuth endpoints (docs/limits.md#request-rates).
 
 Per client IP address on the token, registration, authorization and revocation
-endpoints, and per client on the token endpoint, each counted through the one
-fixed-window limiter (`operator_core.rate_limits`) in Django's cache: with
-`REDIS_URL` set, every worker and machine shares the counts. The address is
-counted first; a request it refuses does not count against the client.
-
-A refusal is HTTP 429 with `Retry-After` and an OAuth error body whose `error`
-is `temporarily_unavailable`. RFC 6749 defines no rate-limit error: its
-`temporarily_unavailable` (§4.1.2.1, "a temporary overloading") is the
-registered code that tells a client to come back later, while `slow_down`
-(RFC 8628) is about device-flow polling and no client of this server polls.
-
-The client of a token request is the `client_id` it names (HTTP Basic or the
-form body), before anything is authenticated: so that requests with wrong
-secrets count too. Only a digest of it reaches the cache.
-
-Both sign-in pages, the service's and the admin's, count through
-`require_sign_in_allowed`: the same counters per address and per email
-(`oauth.services.count_sign_in_attempt`), so a guess at either page counts
-against both, and the same audit event for a refusal.
+endpoints, and per client (the `client_id` named, before authentication, so
+wrong secrets count; only its digest reaches the cache) on the token endpoint,
+through `operator_core.rate_limits`. The address is counted first. A refusal is
+429 `temporarily_unavailable` with `Retry-After`. Both sign-in pages count
+through `require_sign_in_allowed`, per address and per email, so a guess at
+either counts against both. Why: docs/development/decisions.md#limits.
 """
 
 from __future__ import annotations

@@ -1,33 +1,17 @@
 """The OAuth2Validator subclass holding our authorization-server rules.
 
-What DOT's validator does not do and we need (docs/authentication.md;
-docs/development/decisions.md#authorization-server):
-
-- bind the organization chosen on the consent page to the grant, and carry it
-  to every access and refresh token, across rotations (`request.organization_id`
-  is what `oauth.tokens.generate_access_token` reads);
-- refuse a code exchange or a refresh when the person is no longer admin or
-  member of the bound organization, or the organization's client policy no
-  longer admits the client (`invalid_grant`; oauth/client_policy.py); a refresh
-  refused so ends its connection (`oauth.connections.end_refused_connection`);
-- carry the moment of consent from refresh token to refresh token
-  (`authorized_at`, shown as "first authorized" on the connections pages);
-- refuse a `resource` other than the operator endpoint (`invalid_target`,
-  RFC 8707), where a query string or trailing slash does not make another
-  one; tokens always carry the canonical endpoint URL as audience anyway;
-- store this origin's operator endpoint as the `resource` of every grant,
-  access token and refresh token, and redeem at the token endpoint only the
-  codes and refresh tokens stored with it (`invalid_grant`): origins sharing a
-  database never redeem each other's (RFC 8707 §2);
-- revoke what a replayed authorization code issued (OAuth 2.1 §4.1.3);
-- answer a rotated refresh token presented again within the grace window with
-  the rotation's answer, and judge every other reuse (`oauth.refresh_grace`);
-- check client secrets against keyed digests, not password hashes
-  (oauth/client_secrets.py);
-- write code exchanges, refreshes, revocations and refresh-token reuse to the
-  audit trail (oauth/audit_trail.py), each through one hook call.
-
-Errors answer through oauthlib (False, or one of its error types); DOT renders them.
+On top of DOT's validator: the organization chosen at consent is bound to the
+grant and carried to every token (`request.organization_id`, read by
+`oauth.tokens.generate_access_token`) with the moment of consent
+(`authorized_at`); the person's role and the client policy are checked again at
+every code exchange and refresh (a refused refresh ends its connection);
+`resource` must be this origin's operator endpoint and is stored with, and
+required of, every code and refresh token (RFC 8707); a replayed code revokes
+what it issued; a reused refresh token goes to `oauth.refresh_grace`; client
+secrets are checked against keyed digests (oauth/client_secrets.py); each event
+reaches the audit trail through one hook call. Errors answer through oauthlib
+(False, or one of its error types); DOT renders them. Why:
+docs/development/decisions.md#authorization-server.
 """
 
 import json

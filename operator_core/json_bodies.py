@@ -1,21 +1,11 @@
 """The one parse step of every JSON request body: both MCP endpoints, registration, the headless path.
 
-`parse_json_body` accepts exactly what RFC 8259 calls JSON text, in UTF-8
-(§8.1), and what every later step can handle. It raises `MalformedJson` for:
-
-- bytes that are not UTF-8 (no UTF-16 or UTF-32 guessing, no byte order mark);
-- text that is not JSON, including `NaN`, `Infinity` and numbers too large for
-  a float (`1e400`), which Python would otherwise read as non-JSON values;
-- nesting deeper than `MAX_JSON_DEPTH` arrays and objects (docs/limits.md,
-  "Request size"): a 100,000-level body is refused here instead of exhausting
-  the stack of whatever walks it next;
-- a lone UTF-16 surrogate (`"\\ud800"` without its pair) in any string or key:
-  RFC 8259 §8.2 leaves its meaning open, and it has no UTF-8 form, so it could
-  be neither stored nor sent back.
-
-Each endpoint turns `MalformedJson` into its own documented 400. Nothing here
-judges content (NUL and other control characters are valid JSON); the
-endpoints do that where it matters.
+`parse_json_body` accepts exactly RFC 8259 JSON text in UTF-8 that every later
+step can handle, and raises `MalformedJson` otherwise: bytes that are not UTF-8,
+`NaN`, `Infinity` or a number too large for a float, nesting deeper than
+`MAX_JSON_DEPTH`, a lone UTF-16 surrogate. Each endpoint turns it into its own
+documented 400. Nothing here judges content (NUL is valid JSON); the endpoints
+do that where it matters. Why: docs/development/decisions.md#hostile-input.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """Requests refused for their size or shape, answered in each path's own format, never as a 500.
 
-Two edges (docs/limits.md#request-size):
-
-- `RequestSizeMiddleware`, early in `MIDDLEWARE`, refuses a request whose
-  declared `Content-Length` is over `max_request_bytes` (1 MiB) with 413
-  before anything reads its body: not a session, not the CSRF check, not a
-  view. The MCP endpoints are left to their own envelope check
-  (`operator_core.mcp.envelope.check_http`), which refuses the same bodies
-  unread, in the order docs/transport.md promises (authentication, then the
-  HTTP method, the content type, the size); nothing before it reads a body.
-- `bad_request`, the root URLconf's `handler400`, answers what Django raises
-  while reading a request (a form with more than 1,000 fields, more files
-  than allowed, a malformed multipart body, a Host it refuses):
-  `operator_site.middleware.ApiFailureMiddleware` leaves those to Django,
-  which logs them as `django.security` events and calls this handler.
-
-The format of an answer is the path's: JSON-RPC on the MCP endpoints, the
-headless JSON under `/api/agent/`, an OAuth error body (or the error page of
-the sign-in and authorization pages) on the authorization server, the plain
-JSON error elsewhere under `/api/`, and plain text on every other page.
+`RequestSizeMiddleware`, early in `MIDDLEWARE`, refuses a declared
+`Content-Length` over `max_request_bytes` with 413 before anything reads the
+body (the MCP endpoints are left to their own envelope check, which keeps the
+order docs/transport.md promises). `bad_request`, the root `handler400`,
+answers what Django raises while reading a request (too many fields or files, a
+malformed multipart body, a refused Host). The answer is the path's format:
+JSON-RPC, headless JSON, an OAuth body or error page, plain JSON under `/api/`,
+plain text elsewhere (docs/limits.md#request-size;
+docs/development/architecture.md#errors).
 """
 
 from collections.abc import Callable

@@ -1,21 +1,13 @@
 """Full-text search over SourceChunk: the SQLite query, and the parts both vendors share.
 
-The structures searched are created by migrations (knowledge/search/schema.py);
-PostgreSQL's query is knowledge/search/postgres.py; the design and its
-measurements: docs/development/architecture.md#search.
-
-On SQLite the query's words are keyed by the organization as the indexed text
-is, so FTS5 reads only that organization's entries; ranking is `bm25()`
-(negated, so higher is better). User input never reaches FTS5 syntax: it is
-reduced to word tokens, English stop words are dropped (as PostgreSQL's
-`english` configuration does), and each remaining token is quoted; all must
-match, as with `websearch_to_tsquery` for plain words.
-
-Both vendors: only processed sources of the given organization; scores are
-rounded to 6 decimals and equal scores are ordered by (source id, chunk index),
-so the same query on the same data always returns the same list. Snippets are
-computed for the returned rows only: plain text around the matches on one line,
-matched words between « and », "…" where text was cut.
+The structures are created by migrations (knowledge/search/schema.py);
+PostgreSQL's query is knowledge/search/postgres.py. User input never reaches
+FTS5 syntax: it is reduced to word tokens, English stop words are dropped and
+each token is quoted; all must match. Both vendors search only processed
+sources of the given organization, round scores to 6 decimals and break ties by
+(source id, chunk index), so the same query on the same data returns the same
+list, with snippets for the returned rows only. The design:
+docs/development/architecture.md#search.
 """
 
 import unicodedata

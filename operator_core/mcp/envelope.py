@@ -2,23 +2,12 @@
 
 Nothing here touches Django's request, the settings or the database: the HTTP
 shell (`operator_core.mcp.transport`) reads the request, and these functions
-answer with a `Route` to dispatch or a `Rejection` to send, as data. The order
-of checks is the one docs/transport.md promises clients:
-
-1. HTTP: anything but POST is 405; `Content-Type: application/json` (415); at
-   most the configured number of bytes (413), judged on `Content-Length`
-   before the body is read.
-2. Body: JSON as `operator_core.json_bodies` reads it (UTF-8, nested at most 64
-   levels, no lone surrogate; otherwise 400 -32700), one JSON-RPC request
-   object, no batch (400 -32600).
-3. Protocol revision in `params._meta["io.modelcontextprotocol/protocolVersion"]`:
-   missing `_meta`, a missing or unserved revision, or `initialize` -> 400
-   -32022 with `data.supported` (MCP 2026-07-28, "Versioning").
-4. Client capabilities in `params._meta["io.modelcontextprotocol/clientCapabilities"]`:
-   missing or not an object -> 400 -32602.
-5. Headers `Mcp-Method`, `Mcp-Name` (tools/call, resources/read) and, when sent,
-   `MCP-Protocol-Version`, each possibly `=?base64?...?=` encoded -> 400 -32020
-   (MCP 2026-07-28, "Transports").
+answer with a `Route` to dispatch or a `Rejection` to send, as data. They
+check, in the order docs/transport.md#order-of-checks promises clients: the
+HTTP method, content type and declared size; the body (`operator_core.json_bodies`,
+one JSON-RPC request, no batch); the protocol revision and client capabilities
+in `params._meta`; the `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version`
+headers. Why this order: docs/development/decisions.md#order-of-checks.
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """Typed MCP tools and the registry that lists and calls them (both endpoints).
 
-The registry owns what every tool shares: the `tools/list` entries (built once,
-same list and order every time), argument validation against each tool's input
-schema (JSON Schema 2020-12, compiled once), the admission hook (role re-check,
-organization selectors, limits on the operator endpoint), and the two result
-shapes of `operator_core.mcp.results`. It is the one edge where an exception of
-a tool other than an `OperatorError` is caught: an outage of the database or
-Redis is answered `temporarily_unavailable` with `retryAfterSeconds`; anything
-else is logged and answered `internal_error` with no detail.
-
-Order of one call: the admission hook first (so that `forbidden` beats every
-other answer, docs/tools.md "Order of checks"), then argument validation against
-the input schema (no NUL in any string, integers normalised to `int`, top-level
-`default`s filled in), then the handler.
-`open_admission` is the admission of an endpoint without principals (docs).
-docs/development/adding-a-tool.md walks through adding one.
-
-After every call past the name lookup (refused, failed or answered) the
-registry tells the endpoint's `on_call` observer who called which tool, how it
-ended and how long it took; the operator endpoint writes its audit record there.
-The observer runs before the result is returned: if it raises, the exception
-reaches the transport's edge handler and the caller gets -32603 instead of the
-result, so no answer leaves without its record.
+The registry owns what every tool shares: the `tools/list` entries (built
+once), argument validation against each tool's input schema (JSON Schema
+2020-12; no NUL in any string, integers as `int`, top-level defaults filled
+in), the admission hook (which runs first, so that `forbidden` beats every
+other answer), the result shapes of `operator_core.mcp.results`, and the
+tool-call edge: an outage is `temporarily_unavailable`, any other exception is
+logged and answered `internal_error`. The `on_call` observer hears of every
+call past the name lookup before its result is returned, so no answer leaves
+without its audit record. `open_admission` admits every call on an endpoint
+without principals. docs/development/architecture.md#one-tool-call-step-by-step
+walks a call; docs/development/adding-a-tool.md adds one.
 """
 
 from __future__ import annotations

@@ -4,27 +4,15 @@ A thin HTTP shell: it reads the request, asks `operator_core.mcp.envelope` to
 check it, dispatches a `Route` to the endpoint's tool or resource set, and
 renders every answer through `operator_core.mcp.jsonrpc`. It knows nothing of
 authentication or of any tool: each endpoint hands it an `authenticate`
-callable, a tool set and a resource set (docs/transport.md describes the rules
-for client developers; docs/development/architecture.md the walk of a call).
-
-1. OPTIONS is answered here without authentication. CORS itself belongs to
-   django-cors-headers, configured in settings for `/api/mcp/` and
-   `/.well-known/`; a CORS preflight never reaches this module.
-2. `authenticate(request)`: a `Refusal` is answered with its response untouched
-   (a 401 or 403 never reached the MCP server); an `OperatorError` (the docs
-   endpoint's rate limit) as a JSON-RPC error without an id, and so is a
-   database or Redis outage met while authenticating (503, -32001).
-3. The envelope checks, then dispatch: a notification is 202 with no body; an
-   unknown method 404 -32601.
-
-An `OperatorError` escaping a tool or resource set becomes a JSON-RPC error;
-an outage of the database or Redis is answered 503 -32001 with `Retry-After`
-(`operator_core.outages`); any other exception is logged and answered -32603
-"Internal error" with no detail (the transport's one edge handler). No sessions: `Mcp-Session-Id` is
-never issued nor read, `Last-Event-ID` is ignored, and no server-initiated
-stream is ever opened. Responses are JSON. The principal (whatever
-`authenticate` returns; None without authentication) is passed through
-untouched to the tool and resource sets.
+callable (whose `Refusal` is answered untouched, and whose principal is passed
+through to the sets), a tool set and a resource set. OPTIONS is answered
+without authentication (a CORS preflight never gets here: django-cors-headers
+answers it). It is the endpoint's one edge handler: an outage is 503 -32001
+with `Retry-After`, anything else is logged and answered -32603 with no detail.
+No sessions, no streams; responses are JSON. The rules: docs/transport.md; the
+walk of a call and the order of checks:
+docs/development/architecture.md#one-tool-call-step-by-step,
+docs/development/decisions.md#order-of-checks.
 """
 
 from __future__ import annotations

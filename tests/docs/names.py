@@ -48,6 +48,8 @@ EXTERNAL_NAMES = {
     "authenticate_client_id",
     "validate_client_id",
     "CLIENT_SECRET_HASHER",
+    # An OAuth error code (RFC 8628) that decisions.md#limits says why we do not answer.
+    "slow_down",
 }
 CODE_SUFFIXES = {".py", ".html", ".toml", ".yaml", ".yml", ".cfg", ".txt", ".in", ".sh", ".js", ".ts", ".json"}
 ANCHOR = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.md)#([\w-]+)")
