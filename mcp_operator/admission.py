@@ -1,19 +1,13 @@
 """Admission of one operator tool call: role re-check, organization selectors, limits.
 
-The registry (`operator_core.mcp.tools.ToolRegistry`) enters `admit_operator_call`
-before it validates the arguments and runs the handler. Order, each step refusing
-with its own tool error (docs/tools.md "Order of checks"):
-
-1. the membership, re-read on every request by the authenticator: not admin or member of the token's
-   organization any more -> `forbidden` (docs/tools.md#order-of-checks; beats every other answer);
-2. the selectors `organizationSlug` / `organizationId` (docs/tools.md#selecting-the-organization) ->
-   `organization_scope_mismatch` / `invalid_organization_selector`;
-3. the rate limit, then a concurrency slot held until the handler returns
-   (`mcp_operator.limits`) -> `rate_limited` / `concurrency_limited`.
-
-The happy path costs no query: the authenticator read the role and the
-organization for this request (mcp_operator/auth.py), in the same query that
-checked the person.
+`ToolRegistry` enters `admit_operator_call` before it validates the arguments
+and runs the handler. In order, each refusing with its own tool error
+(docs/tools.md#order-of-checks): the membership the authenticator re-read for
+this request (`forbidden`, which beats every other answer), the organization
+selectors, then the rate limit and a concurrency slot held until the handler
+returns (`mcp_operator.limits`). The happy path costs no query: the
+authenticator read the role in the query that checked the person
+(mcp_operator/auth.py).
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Client secrets stored as keyed digests (docs/development/decisions.md#client-secrets).
 
-DOT stores a client secret as a password hash (PBKDF2): checking one costs about
-half a second of CPU, so a few requests a second with a wrong secret saturate
-the server. A client secret is not a password: DOT generates 128 random
-characters, beyond any guessing, so a deliberately slow hash adds nothing. We
-store `hmac-sha256$<hex>`: HMAC-SHA256 of the secret under a key derived from
-`SECRET_KEY` (Django's `salted_hmac`), compared in constant time. Checking a
-wrong secret costs microseconds (bench/client_secret.py), and a copy of the
-database alone still yields no secret and no offline test of a guess.
-
-Pure functions: the field that stores digests is `oauth.models.ClientSecretDigestField`;
-`oauth.services.verify_client_secret` checks a presented secret and moves a
-secret stored under an older scheme (DOT's password hash, or an earlier
-`SECRET_KEY` listed in `SECRET_KEY_FALLBACKS`) to the current digest.
+A secret is stored as `hmac-sha256$<hex>`, HMAC-SHA256 under a key derived from
+`SECRET_KEY`, and compared in constant time: no password hash, which would let
+a few wrong secrets a second saturate the server. Pure functions: the field
+that stores digests is `oauth.models.ClientSecretDigestField`;
+`oauth.services.verify_client_secret` checks a presented secret and moves one
+stored under an older scheme (DOT's password hash, or a key in
+`SECRET_KEY_FALLBACKS`) to the current digest.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """The redirect-URI policy of the authorization server (docs/authentication.md#redirect-uris).
 
 Allowed, for every client: `https` URLs; `http` only on a loopback host (any
-port, RFC 8252 §7.3); private-use URI schemes (RFC 8252 §7.1), such as Cursor's
-`cursor://anysphere.cursor-mcp/oauth/callback`. Nothing else: no plain `http`
-to a named host, no fragments, no credentials in the authority, and no scheme a
-browser or the OS would run or render itself (`javascript:`, `data:`, `file:`
-and friends), and no whitespace or control characters.
-
-Private-use schemes need neither `application_type: native` nor a reverse
-domain name: the clients that use them send neither (Cursor registers
-`cursor://` with no `application_type`), and what makes such a redirect safe is
-PKCE S256, required for every client, which makes a code intercepted by
-another app that claimed the scheme useless (RFC 8252 §8.1).
+port, RFC 8252 §7.3); private-use URI schemes (RFC 8252 §7.1), with neither
+`application_type: native` nor a reverse domain name required, since PKCE S256
+protects them (RFC 8252 §8.1). Nothing else: no fragments, no credentials in
+the authority, no scheme a browser or the OS would run or render itself
+(`javascript:`, `data:`, `file:`), no whitespace or control characters. Why:
+docs/development/decisions.md#registration.
 """
 
 import unicodedata

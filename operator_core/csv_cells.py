@@ -1,17 +1,10 @@
 """CSV the service writes, made safe to open in a spreadsheet.
 
-A spreadsheet reads a cell that begins with `=`, `+`, `-` or `@` as a formula,
-whatever the CSV quoting, and a leading tab or carriage return can hide such a
-character from a check that looks at the first one only. A value chosen by a
-stranger (a registered client's name) could then run in the sheet of whoever
-opens an export, and send its cells away through a link. So every cell that
-begins with one of those characters gets a leading `'`, which spreadsheets
-read as "this is text" (OWASP's CSV-injection guidance; docs/operations.md#audit-trail
-says so to users). Nothing else is changed: a cell that does not begin with one
-of them is written exactly as given.
-
-Every CSV writer of the service goes through `SafeCsvWriter`; JSON exports are
-not spreadsheets and keep their values as they are.
+Every CSV writer of the service goes through `SafeCsvWriter`, which gives a
+leading `'` to any text cell a spreadsheet would run as a formula (see
+`spreadsheet_safe`), so a value a stranger chose, such as a registered
+client's name, shows as text (docs/operations.md#audit-trail). Nothing else is
+changed; JSON exports are not spreadsheets and keep their values as they are.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """What an edge answers for an exception that is not an `OperatorError` (docs/operations.md#outages).
 
-Every edge (the MCP transport, the tool registry, the headless views, the
-OAuth edge in `operator_site.middleware`) catches once and calls
-`error_for_failure`, which sorts the exception into one of two answers:
-
-- an outage of a part the service depends on, which clears by itself: the
-  database refusing or dropping connections (`OperationalError`,
-  `InterfaceError`: a restart, a failover, too many connections) or Redis not
-  answering. The answer is `TemporarilyUnavailable`, retryable, with
-  `Retry-After`. Broken database connections are closed on the spot, so the
-  next request of this thread opens a fresh one instead of failing again.
-- anything else, a bug: logged with its trace and answered `internal_error`.
-
-Integrity and data errors are bugs here, not outages: retrying cannot help.
+Every edge catches once and calls `error_for_failure`. A database or Redis
+outage, which clears by itself (`OperationalError`, `InterfaceError`, Redis not
+answering), is `TemporarilyUnavailable` with `Retry-After`, and a broken
+database connection is closed on the spot so the next request opens a fresh
+one. Anything else is a bug, integrity and data errors included: logged with
+its trace, answered `internal_error`. The edges:
+docs/development/architecture.md#errors.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Requests refused for their size or shape before any view reads them (docs/limits.md#request-size).
 
-Two refusals, each an `InvalidArguments` naming the `body`, so that every
-renderer already knows them (the headless JSON, the OAuth error body, the
-JSON-RPC error), each with its own status:
-
-- `BodyTooLarge` (413): the declared `Content-Length` is over the service's
-  limit. Judged on the header alone, before a byte is read: a client that
-  declares 20 MB and then sends slowly never holds a worker while it does.
-- `MalformedRequest` (400): a body Django refuses to parse, such as a form with
-  more fields than `DATA_UPLOAD_MAX_NUMBER_FIELDS` (`TooManyFieldsSent`) or
-  more files than `DATA_UPLOAD_MAX_NUMBER_FILES`. Django raises these as
-  `SuspiciousOperation` or `BadRequest` when a view first reads `request.POST`;
-  `refusal_for` names the answer for one.
+Each refusal is an `InvalidArguments` naming the `body`, so every renderer
+already knows it: `BodyTooLarge` (413), judged on the declared `Content-Length`
+alone before a byte is read, so a slow sender never holds a worker; and
+`MalformedRequest` (400), a body Django refuses to parse (too many fields or
+files), which `refusal_for` names for the `SuspiciousOperation` or `BadRequest`
+Django raises. The edges that answer them: operator_site/request_refusals.py.
 """
 
 from __future__ import annotations
