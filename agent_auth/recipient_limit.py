@@ -8,13 +8,11 @@ an address. A start past the limit is answered as any other (202); only its
 email is not sent. Why: docs/development/decisions.md#headless-path.
 """
 
-import unicodedata
-
 from django.contrib.auth.models import User
 from django.utils.crypto import salted_hmac
 
 from operator_core.conf import operator_settings
-from operator_core.rate_limits import FixedWindowLimiter, OnOutage
+from operator_core.rate_limits import FixedWindowLimiter, OnOutage, folded_email
 
 RECIPIENT_GROUP = "agent_auth.recipient"
 _KEY_SALT = "agent_auth.recipient"
@@ -23,7 +21,7 @@ _KEY_SALT = "agent_auth.recipient"
 def _recipient(email: str, user: User | None) -> str:
     if user is not None:
         return f"account:{user.pk}"
-    return f"email:{unicodedata.normalize('NFKC', email).casefold()}"
+    return f"email:{folded_email(email)}"
 
 
 def count_verification_email(email: str, *, user: User | None) -> bool:

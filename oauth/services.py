@@ -13,7 +13,6 @@
 import hashlib
 import json
 import re
-import unicodedata
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,19 +34,15 @@ from oauth.models import Application, ClientPolicy, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
-from operator_core.rate_limits import FixedWindowLimiter, OnOutage
+from operator_core.rate_limits import FixedWindowLimiter, OnOutage, folded_email
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
 SIGN_IN_WINDOW_SECONDS = 60
 
 
 def sign_in_email_key(email: str) -> str:
-    """The rate-limit key of an email: its digest, so no address is stored in the cache.
-
-    NFKC and case folding first: the admin's form signs in the NFKC form of what
-    was typed, so a full-width spelling must land in the same count.
-    """
-    return hashlib.sha256(unicodedata.normalize("NFKC", email).strip().casefold().encode("utf-8")).hexdigest()
+    """The rate-limit key of an email: the digest of its folded form, so no address is stored in the cache."""
+    return hashlib.sha256(folded_email(email).encode("utf-8")).hexdigest()
 
 
 def count_sign_in_attempt(*, client_address: str, email: str) -> None:
