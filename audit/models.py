@@ -33,6 +33,11 @@ class AuditAction(models.TextChoices):
     ROLE_CHANGE = "role_change", "Role changed"
     CLIENT_POLICY_CHANGE = "client_policy_change", "Client policy changed"
     SIGN_IN_REFUSAL = "sign_in_refusal", "Sign-in refused: too many attempts"
+    PROVIDER_SIGN_IN = "provider_sign_in", "Sign-in through an identity provider"
+    IDENTITY_LINK = "identity_link", "Person linked to an identity provider"
+    PROVIDER_CHANGE = "provider_change", "Identity provider added, changed or removed"
+    PASSWORD_RESET_REQUEST = "password_reset_request", "Password reset requested"
+    PASSWORD_RESET = "password_reset", "Password reset completed"
 
 
 class AuditEvent(models.Model):

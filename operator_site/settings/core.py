@@ -25,6 +25,7 @@ INSTALLED_APPS = [
     "audit",
     "organizations",
     "knowledge",
+    "identity_providers",
     "oauth",
     "mcp_operator",
     "mcp_docs",
