@@ -51,12 +51,20 @@ class ProviderDomainForm(forms.ModelForm):
         return cast(str, _checked(valid_domain, self.cleaned_data["domain"]))
 
 
+class ProviderDomainFormSet(forms.BaseInlineFormSet):
+    def clean(self) -> None:
+        # The admin's inline passes no validate_min: a provider that serves no domain signs in no one.
+        super().clean()
+        if not any(form.cleaned_data.get("domain") for form in self.forms if form not in self.deleted_forms):
+            raise forms.ValidationError("Give at least one email domain the provider serves.")
+
+
 class ProviderDomainInline(admin.TabularInline):
     model = ProviderDomain
     form = ProviderDomainForm
-    extra = 1
+    formset = ProviderDomainFormSet
+    extra = 0
     min_num = 1
-    validate_min = True
 
     # The domains are part of the provider: its permissions govern them, not ProviderDomain's own.
     def has_add_permission(self, request: HttpRequest, obj: IdentityProvider | None = None) -> bool:

@@ -226,7 +226,7 @@ class ProviderAdminChangeTests(ProviderAdminTestCase):
             ({"issuer": "http://login.microsoftonline.com/x/v2.0"}, "must start with https://"),
             ({"issuer": ISSUER + "#x"}, "no query and no fragment"),
             (_domains("*.acme.example"), "cannot be a wildcard"),
-            (_domains(), "Please submit at least 1 form"),
+            (_domains(), "Give at least one email domain"),
         ):
             with self.subTest(fields=fields):
                 response = self.client.post(ADD, self.add_form(**fields))
@@ -234,6 +234,17 @@ class ProviderAdminChangeTests(ProviderAdminTestCase):
                 self.assertContains(response, message)
         self.assertFalse(IdentityProvider.objects.exists())
         self.assertEqual(self.events(), [])
+
+    def test_removing_every_domain_is_refused(self) -> None:
+        provider = self.make_provider()
+
+        response = self.client.post(
+            _change_url(provider),
+            {**self.change_form(provider), **_domains(initial=list(provider.domains.all()), delete=("acme.example",))},
+        )
+
+        self.assertContains(response, "Give at least one email domain")
+        self.assertEqual(list(provider.domains.values_list("domain", flat=True)), ["acme.example"])
 
     def test_the_organization_and_issuer_of_a_provider_cannot_be_changed(self) -> None:
         provider = self.make_provider()
