@@ -7,11 +7,12 @@ from django.utils import timezone
 from oauth2_provider.models import clear_expired
 
 from agent_auth.idempotency import purge_expired_records
-from agent_auth.outbox import purge_finished_attempts
+from agent_auth.outbox import deliver_verification_email
 from agent_auth.services import purge_expired_claims
 from audit.services import purge_audit_events
 from oauth.refresh_grace import purge_expired_rotations
 from oauth.services import purge_redeemed_codes, purge_unused_clients
+from operator_core.outbox import purge_finished_attempts
 
 
 class Command(BaseCommand):
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         rotations = purge_expired_rotations(now=now)
         claims = purge_expired_claims(now=now)
         records = purge_expired_records(now=now)
-        attempts = purge_finished_attempts(now=now)
+        attempts = purge_finished_attempts([deliver_verification_email], now=now)
         events = purge_audit_events(now=now)
         clients = purge_unused_clients(now=now)
         self.stdout.write(
