@@ -91,6 +91,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "oauth:sign-in"
 # People sign in by email (accounts/backends.py); Django's ModelBackend otherwise.
 AUTHENTICATION_BACKENDS = ["accounts.backends.EmailBackend"]
+# A password reset link works once, for one hour (docs/authentication.md#forgotten-passwords).
+PASSWORD_RESET_TIMEOUT = 3600
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
