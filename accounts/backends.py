@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 
 from accounts.emails import person_for_email_or_none
@@ -24,7 +24,7 @@ class EmailBackend(ModelBackend):
         username: str | None = None,
         password: str | None = None,
         **kwargs: Any,
-    ) -> AbstractBaseUser | None:
+    ) -> User | None:
         # The admin's form and `authenticate(username=...)` callers name the email `username`.
         email = kwargs.get("email", username)
         if email is None or password is None:

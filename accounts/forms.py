@@ -38,29 +38,12 @@ class EmailUserCreationForm(_UniqueEmail, AdminUserCreationForm):
 
     class Meta(AdminUserCreationForm.Meta):
         fields = ("email",)
-        field_classes: dict[str, Any] = {}
 
 
 class EmailUserChangeForm(_UniqueEmail, UserChangeForm):
-    """The admin's change form: the email instead of the username."""
+    """The admin's change form: the email instead of the username (whose field the admin's fieldsets leave out)."""
 
     email = _email_field()
-
-    class Meta(UserChangeForm.Meta):
-        fields = (
-            "email",
-            "password",
-            "first_name",
-            "last_name",
-            "is_active",
-            "is_staff",
-            "is_superuser",
-            "groups",
-            "user_permissions",
-            "last_login",
-            "date_joined",
-        )
-        field_classes: dict[str, Any] = {}
 
 
 class ResetRequestForm(PasswordResetForm):

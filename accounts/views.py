@@ -11,6 +11,7 @@ sign-in page does (oauth/views.py): no-referrer would make the browser post
 from typing import Any, TypeVar
 
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import PasswordResetForm
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
@@ -50,7 +51,7 @@ class ResetRequestView(auth_views.PasswordResetView):
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return _form_page(super().get(request, *args, **kwargs))
 
-    def form_invalid(self, form: ResetRequestForm) -> HttpResponse:
+    def form_invalid(self, form: PasswordResetForm) -> HttpResponse:
         return _form_page(self.render_to_response(self.get_context_data(form=form), status=400))
 
 
