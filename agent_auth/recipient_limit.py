@@ -3,7 +3,7 @@
 Every start counts, from any address and whether or not an account has that
 email, so the count reveals nothing about which accounts exist. A start that
 matched an account counts under that account; one that matched none under its
-NFKC case-fold. The key is an HMAC under SECRET_KEY, so the cache never holds
+normal form (accounts.emails). The key is an HMAC under SECRET_KEY, so the cache never holds
 an address. A start past the limit is answered as any other (202); only its
 email is not sent. Why: docs/development/decisions.md#headless-path.
 """
@@ -11,8 +11,9 @@ email is not sent. Why: docs/development/decisions.md#headless-path.
 from django.contrib.auth.models import User
 from django.utils.crypto import salted_hmac
 
+from accounts.emails import normalized_email
 from operator_core.conf import operator_settings
-from operator_core.rate_limits import FixedWindowLimiter, OnOutage, folded_email
+from operator_core.rate_limits import FixedWindowLimiter, OnOutage
 
 RECIPIENT_GROUP = "agent_auth.recipient"
 _KEY_SALT = "agent_auth.recipient"
@@ -21,7 +22,7 @@ _KEY_SALT = "agent_auth.recipient"
 def _recipient(email: str, user: User | None) -> str:
     if user is not None:
         return f"account:{user.pk}"
-    return f"email:{folded_email(email)}"
+    return f"email:{normalized_email(email)}"
 
 
 def count_verification_email(email: str, *, user: User | None) -> bool:

@@ -3,9 +3,9 @@
 import hashlib
 import uuid
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
+from accounts.emails import people_with_email
 from agent_auth.errors import ClaimEnded
 from agent_auth.models import Claim
 from operator_core.conf import operator_settings
@@ -17,8 +17,8 @@ def claim_token_hash(claim_token: str) -> str:
 
 
 def active_user_for_email_or_none(email: str) -> User | None:
-    """The active user with this email (case-insensitive); the oldest account if several share it."""
-    return get_user_model().objects.filter(email__iexact=email, is_active=True).order_by("pk").first()
+    """The active account of this email, in any case or spelling (accounts.emails)."""
+    return people_with_email(email).filter(is_active=True).first()
 
 
 def locked_claim_for_token_or_none(claim_token: str) -> Claim | None:

@@ -8,10 +8,10 @@ organizations where the person holds one of those roles
 import json
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from oauth2_provider.models import get_application_model
 from oauth2_provider.utils import jwk_from_pem
 
+from accounts.emails import people_with_email
 from organizations.selectors import eligible_organizations, holds_operator_role
 
 __all__ = ["eligible_organizations", "holds_operator_role", "lti_key_set"]
@@ -41,6 +41,4 @@ def registered_redirect_uri_or_none(client_id: str, *, redirect_uri: str) -> str
 
 def person_id_for_email_or_none(email: str) -> int | None:
     """The id of the account signing in with `email` (any case), or None."""
-    if not email.strip():
-        return None
-    return get_user_model().objects.filter(email__iexact=email.strip()).values_list("pk", flat=True).first()
+    return people_with_email(email).values_list("pk", flat=True).first()

@@ -27,6 +27,7 @@ from django.utils.crypto import constant_time_compare
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.views.dynamic_client_registration import _build_application_kwargs
 
+from accounts.emails import normalized_email
 from oauth.audit_trail import record_code_replay
 from oauth.client_secrets import client_secret_digest, digest_matches, is_client_secret_digest, is_password_hash
 from oauth.metadata_bounds import MetadataOverBound, require_metadata_within_bounds
@@ -34,15 +35,15 @@ from oauth.models import Application, ClientPolicy, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
-from operator_core.rate_limits import FixedWindowLimiter, OnOutage, folded_email
+from operator_core.rate_limits import FixedWindowLimiter, OnOutage
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
 SIGN_IN_WINDOW_SECONDS = 60
 
 
 def sign_in_email_key(email: str) -> str:
-    """The rate-limit key of an email: the digest of its folded form, so no address is stored in the cache."""
-    return hashlib.sha256(folded_email(email).encode("utf-8")).hexdigest()
+    """The rate-limit key of an email: digest of its normal form (accounts.emails): no address in the cache."""
+    return hashlib.sha256(normalized_email(email).encode("utf-8")).hexdigest()
 
 
 def count_sign_in_attempt(*, client_address: str, email: str) -> None:

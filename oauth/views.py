@@ -128,7 +128,7 @@ class SignInView(View):
         if not form.is_valid():
             return self._render(request, form, error="Enter your email address and password.", status=400)
         email = form.cleaned_data["email"].strip()
-        user = authenticate(request, username=email, password=form.cleaned_data["password"])
+        user = authenticate(request, email=email, password=form.cleaned_data["password"])
         if user is None:
             # one message for unknown email and wrong password: no account enumeration
             return self._render(request, form, error="That email and password do not match an account.", status=400)

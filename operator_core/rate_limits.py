@@ -17,7 +17,6 @@ import logging
 import math
 import threading
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -199,12 +198,3 @@ def require_within_ip_limit(
     limit, period_seconds = parse_rate(rate)
     limiter = FixedWindowLimiter(group=group, limit=limit, period_seconds=period_seconds, on_outage=on_outage)
     require_within_limit(limiter, client_ip(request), message=message)
-
-
-def folded_email(email: str) -> str:
-    """The form of an email a limit counts under: NFKC, trimmed and case-folded.
-
-    Django's forms sign in the NFKC form of what was typed, so a full-width or
-    differently cased spelling of an address must land in the same count.
-    """
-    return unicodedata.normalize("NFKC", email).strip().casefold()

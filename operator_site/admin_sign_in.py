@@ -5,7 +5,8 @@ attempt first counts through `oauth.limits.require_sign_in_allowed`, the same
 counters per address and per email as `/api/auth/sign-in` (so guesses at the
 two pages add up) and the same audit event for a refusal. A refused attempt
 is answered 429 (503 while Redis does not answer) on the admin's own page,
-saying so, and its password is never checked.
+saying so, and its password is never checked. Staff sign in with their email
+(accounts/backends.py).
 """
 
 from typing import Any, cast
@@ -25,6 +26,11 @@ class LimitedAdminAuthenticationForm(AdminAuthenticationForm):
     """The admin's sign-in form, counted before `authenticate` runs."""
 
     refusal: RetryLater | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Staff sign in by email, as everyone does (accounts/backends.py); the field keeps Django's name.
+        self.fields["username"].label = "Email"
 
     def clean(self) -> dict[str, Any]:
         try:

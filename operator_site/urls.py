@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("mcp_operator.urls")),
     path("", include("mcp_docs.urls")),
     path("", include("oauth.urls")),
+    path("", include("accounts.urls")),
     path("", include("agent_auth.urls")),
     path("", include("connections.urls")),
     # Before the admin's own routes: its sign-in answers a refusal with 429, as /api/auth/sign-in does.

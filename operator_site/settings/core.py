@@ -10,6 +10,8 @@ DEBUG = env.env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env.env_list("DJANGO_ALLOWED_HOSTS", [BASE_URL_HOSTNAME, "localhost", "127.0.0.1"])
 
 INSTALLED_APPS = [
+    # First: its `createsuperuser` (asking for the email) replaces django.contrib.auth's.
+    "accounts",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -87,6 +89,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "oauth:sign-in"
+# People sign in by email (accounts/backends.py); Django's ModelBackend otherwise.
+AUTHENTICATION_BACKENDS = ["accounts.backends.EmailBackend"]
+# A password reset link works once, for one hour (docs/authentication.md#forgotten-passwords).
+PASSWORD_RESET_TIMEOUT = 3600
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -23,6 +23,7 @@ from tests.oauth.support import AUTHORIZE, OAuthTestCase, pkce_pair
 ADMIN_PREFIX = "admin/"
 SIGN_IN = "/api/auth/sign-in"
 SIGN_OUT = "/sign-out"
+RESET = "/account/password-reset/"
 
 # Routes that answer no HTML page of a person's data: JSON or Markdown for programs, or
 # public pages that are the same for everyone.
@@ -122,6 +123,16 @@ class PageCachingTests(OAuthTestCase):
                 ("consent form tampered", lambda: self.consent_post(redirect_uri="https://evil.example/cb")),
                 ("client policy refusal", self.refused_by_policy),
             ],
+            "account/password-reset/": [
+                ("reset request", lambda: Client().get(RESET)),
+                ("reset requested", lambda: Client().post(RESET, {"email": self.member.email})),
+                ("reset request refused", lambda: Client().post(RESET, {"email": ""})),
+            ],
+            "account/password-reset/sent/": [("reset sent", lambda: Client().get(f"{RESET}sent/"))],
+            "account/password-reset/<uidb64>/<token>/": [
+                ("reset link altered", lambda: Client().get(f"{RESET}MQ/not-a-token/")),
+            ],
+            "account/password-reset/done/": [("reset done", lambda: Client().get(f"{RESET}done/"))],
             "account/connections/": [
                 ("your connections", lambda: browser_of(self.member).get(reverse("connections:mine"))),
             ],

@@ -7,10 +7,11 @@ from django.core.management import call_command
 from django.test import TestCase
 from django.utils import timezone
 
+from accounts.models import PasswordResetEmail
 from agent_auth.models import Claim, ClaimStatus, IdempotencyRecord
 from audit.models import AuditAction, AuditEvent
 from oauth.models import Application, ClientPolicy, RedeemedCode
-from tests.factories import make_idempotency_record, make_organization
+from tests.factories import make_idempotency_record, make_organization, make_user
 
 
 def _claim(*, expired_for: timedelta, token: str) -> Claim:
@@ -61,6 +62,16 @@ class PurgeExpiredTests(TestCase):
 
         self.assertFalse(IdempotencyRecord.objects.filter(pk=expired.pk).exists())
         self.assertTrue(IdempotencyRecord.objects.filter(pk=live.pk).exists())
+
+    def test_password_reset_emails_are_deleted_once_their_link_expired(self) -> None:
+        user = make_user()
+        PasswordResetEmail.objects.create(user=user, expires_at=timezone.now() - timedelta(seconds=1))
+        live = PasswordResetEmail.objects.create(user=user, expires_at=timezone.now() + timedelta(minutes=59))
+
+        output = self.purge()
+
+        self.assertEqual(list(PasswordResetEmail.objects.values_list("pk", flat=True)), [live.pk])
+        self.assertIn("1 reset emails", output)
 
     def test_exchanged_codes_are_forgotten_only_after_their_tokens_lapse(self) -> None:
         application = Application.objects.create(

@@ -6,18 +6,21 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 from oauth2_provider.models import clear_expired
 
+from accounts.password_reset import deliver_reset_email, purge_expired_reset_emails
 from agent_auth.idempotency import purge_expired_records
-from agent_auth.outbox import purge_finished_attempts
+from agent_auth.outbox import deliver_verification_email
 from agent_auth.services import purge_expired_claims
 from audit.services import purge_audit_events
 from oauth.refresh_grace import purge_expired_rotations
 from oauth.services import purge_redeemed_codes, purge_unused_clients
+from operator_core.outbox import purge_finished_attempts
 
 
 class Command(BaseCommand):
     help = (
         "Delete expired OAuth tokens and grants, exchanged-code records, refresh answers kept past "
         "their grace window, headless claims, Idempotency-Key records, finished email attempts, "
+        "expired password reset emails, "
         "audit events past their retention and registered clients that obtained no token within 24 hours. "
         "Safe to run at any time; run it daily."
     )
@@ -29,11 +32,13 @@ class Command(BaseCommand):
         rotations = purge_expired_rotations(now=now)
         claims = purge_expired_claims(now=now)
         records = purge_expired_records(now=now)
-        attempts = purge_finished_attempts(now=now)
+        attempts = purge_finished_attempts([deliver_verification_email, deliver_reset_email], now=now)
+        reset_emails = purge_expired_reset_emails(now=now)
         events = purge_audit_events(now=now)
         clients = purge_unused_clients(now=now)
         self.stdout.write(
             f"Purged expired tokens and grants, {codes} exchanged codes, {rotations} refresh answers, "
-            f"{claims} claims, {records} idempotency records, {attempts} email attempts, {events} audit events, "
+            f"{claims} claims, {records} idempotency records, {attempts} email attempts, {reset_emails} reset emails, "
+            f"{events} audit events, "
             f"{clients} unused clients."
         )
