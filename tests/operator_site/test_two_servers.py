@@ -21,7 +21,7 @@ import httpx
 from django.test import SimpleTestCase
 
 from operator_core.errors import ErrorCode
-from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
+from operator_core.signing_keys import generate_fernet_key, generate_private_key_pem, generate_secret_key
 from tests.flows.live_oauth import LiveOAuthClient, Person
 from tests.live_servers import database_url_for, free_port, manage, redis_url_for, start_gunicorn
 from tests.mcp_requests import envelope, routing_headers
@@ -65,6 +65,7 @@ class TwoServersTests(SimpleTestCase):
             "DJANGO_SECRET_KEY": generate_secret_key(),
             "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
             "OPERATOR_LTI_KEY": generate_private_key_pem(),
+            "OPERATOR_IDENTITY_PROVIDER_KEY": generate_fernet_key(),
             "DATABASE_URL": database_url_for(cls, workdir),
             "REDIS_URL": redis_url_for(cls, workdir),
             "OPERATOR_TOOL_CALLS_PER_MINUTE": str(CALLS_PER_MINUTE),
