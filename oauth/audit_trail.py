@@ -70,20 +70,16 @@ def record_tokens_issued(
 
 
 def record_token_revocation(*, token: str, application: Any) -> None:
-    """A revocation (RFC 7009) of a live token of `application`; call it before DOT revokes.
+    """A revocation (RFC 7009) of a live access token of `application`; call it before DOT revokes.
 
     The endpoint answers 200 whatever it was sent, so nothing is recorded for a
-    token that is unknown, already revoked or another client's.
+    token that is unknown or another client's. Refresh tokens are recorded by
+    `record_refresh_token_revocation`.
     """
     if getattr(application, "pk", None) is None:
         return
     lookup = {"token_checksum": _checksum(token), "application_id": application.pk}
-    fields = ("user_id", "organization_id")
-    holder = get_access_token_model().objects.filter(**lookup).values(*fields).first()
-    token_type = TOKEN_TYPE_ACCESS
-    if holder is None:
-        holder = get_refresh_token_model().objects.filter(revoked__isnull=True, **lookup).values(*fields).first()
-        token_type = TOKEN_TYPE_REFRESH
+    holder = get_access_token_model().objects.filter(**lookup).values("user_id", "organization_id").first()
     if holder is None:
         return
     record_event(
@@ -92,7 +88,19 @@ def record_token_revocation(*, token: str, application: Any) -> None:
         organization_id=holder["organization_id"],
         client_id=application.client_id,
         client_name=application.name,
-        detail={"token_type": token_type},
+        detail={"token_type": TOKEN_TYPE_ACCESS},
+    )
+
+
+def record_refresh_token_revocation(*, refresh_token: Any, client: Any) -> None:
+    """A revocation (RFC 7009) of a refresh token of `client` that ended its live connection (the whole family)."""
+    record_event(
+        AuditAction.REVOCATION,
+        person_id=refresh_token.user_id,
+        organization_id=refresh_token.organization_id,
+        client_id=client.client_id,
+        client_name=client.name,
+        detail={"token_type": TOKEN_TYPE_REFRESH},
     )
 
 

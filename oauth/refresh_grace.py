@@ -115,18 +115,17 @@ def open_answer(rotation: RefreshRotation, *, refresh_token: str) -> dict[str, A
 # --- the token request ------------------------------------------------------------------
 
 
-def lock_presented_refresh_token(refresh_token: str) -> Any:
-    """The row of the presented refresh token, locked until the token request commits; None when unknown.
+def lock_presented_refresh_token(refresh_token: str, *, application_id: int | None = None) -> Any:
+    """The row of the presented refresh token, locked until the request commits; None when unknown.
 
     Several rows may share a digest (DOT's uniqueness is digest and revocation
-    time); like DOT, prefer the live one, then the latest revoked.
+    time); like DOT, prefer the live one, then the latest revoked. With
+    `application_id`, only that client's rows count (RFC 7009 §2.1).
     """
-    return (
-        RefreshToken.objects.select_for_update()
-        .filter(token_checksum=_digest(refresh_token))
-        .order_by(F("revoked").desc(nulls_first=True))
-        .first()
-    )
+    rows = RefreshToken.objects.select_for_update().filter(token_checksum=_digest(refresh_token))
+    if application_id is not None:
+        rows = rows.filter(application_id=application_id)
+    return rows.order_by(F("revoked").desc(nulls_first=True)).first()
 
 
 def admit_rotated_refresh_token(rotated: Any, *, refresh_token: str, client: Any, request: Any) -> bool:
