@@ -70,11 +70,10 @@ def record_tokens_issued(
 
 
 def record_token_revocation(*, token: str, application: Any) -> None:
-    """A revocation (RFC 7009) of a live access token of `application`; call it before DOT revokes.
+    """A revocation (RFC 7009) of a live access token of `application` of no connection; call it before DOT deletes it.
 
-    The endpoint answers 200 whatever it was sent, so nothing is recorded for a
-    token that is unknown or another client's. Refresh tokens are recorded by
-    `record_refresh_token_revocation`.
+    Nothing is recorded for a token that is unknown or another client's: the
+    endpoint answers 200 whatever it was sent.
     """
     if getattr(application, "pk", None) is None:
         return
@@ -92,15 +91,21 @@ def record_token_revocation(*, token: str, application: Any) -> None:
     )
 
 
-def record_refresh_token_revocation(*, refresh_token: Any, client: Any) -> None:
-    """A revocation (RFC 7009) of a refresh token of `client` that ended its live connection (the whole family)."""
+def record_connection_revocation(*, refresh_token: Any, client: Any, token_type: str) -> None:
+    """A revocation (RFC 7009) of a token of `client` that ended a live connection, its whole family.
+
+    `token_type` is what the client sent (`TOKEN_TYPE_REFRESH` or `TOKEN_TYPE_ACCESS`);
+    `refresh_token` is the row of the family it reached. The endpoint answers 200
+    whatever it was sent, so nothing is recorded for a token that is unknown,
+    another client's, or of a connection that had ended already.
+    """
     record_event(
         AuditAction.REVOCATION,
         person_id=refresh_token.user_id,
         organization_id=refresh_token.organization_id,
         client_id=client.client_id,
         client_name=client.name,
-        detail={"token_type": TOKEN_TYPE_REFRESH},
+        detail={"token_type": token_type},
     )
 
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from oauth import audit_trail
 from oauth.models import Application, RefreshToken
-from oauth.refresh_grace import lock_presented_refresh_token, revoke_token_family
+from oauth.refresh_grace import lock_presented_refresh_token, revoke_token_family, token_checksum
 from operator_core.conf import operator_settings
 from organizations.models import Organization
 
@@ -101,16 +101,25 @@ def end_refused_connection(refresh_token: RefreshToken, *, client: Application, 
 
 @transaction.atomic
 def end_revoked_connection(token: str, *, client: Application) -> bool:
-    """End the connection of the refresh token `token` of `client`, revoked at the revocation endpoint.
+    """End the connection `token` belongs to, a refresh or access token of `client` sent to the revocation endpoint.
 
     RFC 7009 §2.1: revoking a refresh token ends the grant. Any member of the
     family counts, the live one or one rotated before, whose answer a grace
-    window still keeps: the family's refresh tokens, access tokens and kept
-    answers all go (`revoke_token_family`), so no token of it is answered
-    again, within a window or not. The revocation is audited when it ended
-    something live. False when `token` is no refresh token of `client`.
+    window still keeps; so does an access token, whose refresh token DOT
+    revokes with it (`revoke_access_token`). The family's refresh tokens,
+    access tokens and kept answers all go (`revoke_token_family`), so no token
+    of it is answered again, within a window or not. The revocation is audited
+    when it ended something live. False when `token` belongs to no connection of `client`.
     """
+    token_type = audit_trail.TOKEN_TYPE_REFRESH
     presented = lock_presented_refresh_token(token, application_id=client.pk)
+    if presented is None:
+        token_type = audit_trail.TOKEN_TYPE_ACCESS
+        presented = (
+            RefreshToken.objects.select_for_update()
+            .filter(access_token__token_checksum=token_checksum(token), application_id=client.pk)
+            .first()
+        )
     if presented is None:
         return False
     family = presented.token_family
@@ -125,5 +134,5 @@ def end_revoked_connection(token: str, *, client: Application) -> bool:
         presented.revoke()
     else:
         revoke_token_family(family)
-    audit_trail.record_refresh_token_revocation(refresh_token=presented, client=client)
+    audit_trail.record_connection_revocation(refresh_token=presented, client=client, token_type=token_type)
     return True

@@ -76,8 +76,8 @@ class _Replay:
 # --- sealing ----------------------------------------------------------------------------
 
 
-def _digest(token: str) -> str:
-    # DOT's token_checksum: how a token is stored, and found again.
+def token_checksum(token: str) -> str:
+    """DOT's `token_checksum` of a refresh or access token: how a token is stored, and found again."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
@@ -122,7 +122,7 @@ def lock_presented_refresh_token(refresh_token: str, *, application_id: int | No
     time); like DOT, prefer the live one, then the latest revoked. With
     `application_id`, only that client's rows count (RFC 7009 §2.1).
     """
-    rows = RefreshToken.objects.select_for_update().filter(token_checksum=_digest(refresh_token))
+    rows = RefreshToken.objects.select_for_update().filter(token_checksum=token_checksum(refresh_token))
     if application_id is not None:
         rows = rows.filter(application_id=application_id)
     return rows.order_by(F("revoked").desc(nulls_first=True)).first()
@@ -217,7 +217,9 @@ def remember_rotation(token: dict[str, Any], request: Any, *, rotated: Any) -> N
     new_refresh_token = token.get("refresh_token")
     if rotated is None or window <= 0 or not new_refresh_token:
         return
-    successor = RefreshToken.objects.filter(token_checksum=_digest(new_refresh_token), revoked__isnull=True).first()
+    successor = RefreshToken.objects.filter(
+        token_checksum=token_checksum(new_refresh_token), revoked__isnull=True
+    ).first()
     if successor is None:
         return
     answer = {key: value for key, value in token.items() if key != "expires_in"}

@@ -300,11 +300,13 @@ class OperatorOAuth2Validator(OAuth2Validator):
         )
 
     def revoke_token(self, token: str, token_type_hint: str | None, request: Any, *args: Any, **kwargs: Any) -> None:
-        """A refresh token, live or rotated, ends its whole connection (`end_revoked_connection`); an access token
-        is DOT's to delete. Whatever the hint: a token is looked up as both types, as DOT does.
+        """A refresh token, live or rotated, or an access token ends its whole connection (`end_revoked_connection`).
 
-        DOT alone revokes one refresh token row, and none that a rotation had
-        already revoked, so a rotated token stayed answered within its grace window.
+        DOT alone revokes one live refresh-token row and none that a rotation had
+        already revoked, so a rotated token stayed answered within its grace
+        window. A token of no connection (an access token without a refresh
+        token) is DOT's to delete. Whatever the hint: a token is looked up as
+        both types, as DOT does.
         """
         client = request.client
         if getattr(client, "pk", None) is not None and end_revoked_connection(token, client=client):

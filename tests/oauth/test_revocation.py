@@ -7,7 +7,7 @@ on PostgreSQL runs the same tests.
 """
 
 from audit.models import AuditAction, AuditEvent
-from oauth.models import AccessToken, RefreshRotation, RefreshToken
+from oauth.models import AccessToken, RefreshRotation
 from tests.oauth.support import REVOKE
 from tests.oauth.test_refresh_grace import GraceWindowTestCase
 
@@ -64,8 +64,11 @@ class RevocationEndsTheFamilyTests(GraceWindowTestCase):
         self.assertEqual(event.detail, {"token_type": "refresh_token"})
         self.assertEqual(event.person_id, self.user.pk)
 
-    def test_revoking_an_access_token_leaves_the_refresh_token(self) -> None:
+    def test_revoking_the_current_access_token_ends_the_family_too(self) -> None:
         self.revoke(self.rotated.json()["access_token"], token_type_hint="access_token")
 
-        self.assertEqual(self.live_refresh_tokens(), 1)
-        self.assertEqual(RefreshToken.objects.filter(revoked__isnull=True).get().access_token_id, None)
+        self.assertOAuthError(self.refresh(self.client_id, self.r0), "invalid_grant")
+        self.assertEqual(self.live_refresh_tokens(), 0)
+        self.assertFalse(RefreshRotation.objects.exists())
+        [event] = AuditEvent.objects.filter(action=AuditAction.REVOCATION)
+        self.assertEqual(event.detail, {"token_type": "access_token"})
