@@ -44,7 +44,8 @@ class RevocationEndsTheFamilyTests(GraceWindowTestCase):
 
         self.revoke(self.r1, token_type_hint="access_token")
 
-        for token in (self.r0, self.r1, r2):
+        # The newest first: presenting R0 or R1 first would revoke the family as a reuse.
+        for token in (r2, self.r1, self.r0):
             self.assertOAuthError(self.refresh(self.client_id, token), "invalid_grant")
         self.assertEqual(self.live_refresh_tokens(), 0)
 
