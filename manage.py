@@ -7,6 +7,11 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "operator_site.settings")
+    if sys.argv[1:2] == ["test"]:
+        # Before the settings read the environment: the suite sees the documented defaults.
+        from tests.environment import neutralise_environment
+
+        neutralise_environment(os.environ)
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 

@@ -5,7 +5,9 @@ and filter by action, outcome, organization, person, client, tool and date;
 "who at acme called which tools through which client last week" is the
 organization `acme`, the action "Tool call" and the date "Past 7 days" on one
 page. Nobody adds, changes or deletes an event here: rows are written by the
-services and removed only by `purge_expired` after the retention.
+services and removed only by `purge_expired` after the retention. A client's
+name, which the client chose, is shown through `display_safe`
+(operator_core/display_text.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.http import HttpRequest
 
 from audit.models import AuditEvent
 from audit.selectors import client_names, with_registered_client_names
+from operator_core.display_text import display_safe
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -33,7 +36,7 @@ class ClientFilter(admin.SimpleListFilter):
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         client_ids = sorted(set(AuditEvent.objects.order_by().values_list("client_id", flat=True).distinct()) - {""})
         names = client_names(client_ids)
-        return [(client_id, names.get(client_id) or client_id) for client_id in client_ids]
+        return [(client_id, display_safe(names.get(client_id) or "") or client_id) for client_id in client_ids]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
         value = self.value()
@@ -74,7 +77,7 @@ class AuditEventAdmin(admin.ModelAdmin):
         "organization",
         "person",
         "client_id",
-        "client_name",
+        "shown_client_name",
         "tool",
         "duration_ms",
         "request_id",
@@ -94,7 +97,11 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     @admin.display(description="Client", ordering="client_name")
     def client(self, event: WithAnnotations[AuditEvent, RegisteredClientName]) -> str:
-        return event.client_name or event.registered_client_name or event.client_id or "—"
+        return display_safe(event.client_name or event.registered_client_name or "") or event.client_id or "—"
+
+    @admin.display(description="Client name")
+    def shown_client_name(self, event: AuditEvent) -> str:
+        return display_safe(event.client_name)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

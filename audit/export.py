@@ -4,7 +4,9 @@ One row per event, oldest first, with the person's and the actor's email and
 the organization's slug joined in, and the client's name where the event lacks
 one. Streams: the events are read in chunks, never all at once. Every CSV cell
 goes through `operator_core.csv_cells`, so no value a stranger chose (a
-client's name) opens as a formula; the JSON lines hold the values as they are.
+client's name) opens as a formula. In both formats a client's name goes
+through `operator_core.display_text.display_safe`, which shows a character
+that hides or reorders text as U+FFFD; the JSON lines hold every other value as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.db.models import QuerySet
 from audit.models import AuditEvent
 from audit.selectors import client_names
 from operator_core.csv_cells import SafeCsvWriter
+from operator_core.display_text import display_safe
 
 FORMAT_CSV = "csv"
 FORMAT_JSON_LINES = "jsonl"
@@ -54,7 +57,7 @@ def export_rows(events: QuerySet[AuditEvent]) -> Iterator[dict[str, Any]]:
             "person_id": event.person_id,
             "person_email": event.person.email if event.person else None,
             "client_id": event.client_id,
-            "client_name": event.client_name or names.get(event.client_id, ""),
+            "client_name": display_safe(event.client_name or names.get(event.client_id, "")),
             "tool": event.tool,
             "duration_ms": event.duration_ms,
             "request_id": event.request_id,

@@ -21,6 +21,7 @@ from audit.selectors import ToolCallActivity, tool_call_activity
 from oauth.client_policy import client_policy_or_none, metadata_host
 from oauth.connections import OAuthConnection, oauth_connections
 from oauth.models import Application
+from operator_core.display_text import display_safe
 from organizations.models import Organization
 
 ACTIVITY_DAYS = 30
@@ -65,7 +66,8 @@ def _row(connection: Connection, activity: dict[tuple[int, str, str], ToolCallAc
         person_email=connection.person.email,
         organization=connection.organization,
         client_id=client_id,
-        client_name=client_name or client_id,
+        # A name a client chose, shown on a page: hidden characters made visible (operator_core/display_text.py).
+        client_name=display_safe(client_name) or client_id,
         registration=registration,
         scopes=connection.scopes,
         authorized_at=connection.authorized_at,

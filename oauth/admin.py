@@ -1,17 +1,27 @@
-"""The Django admin of clients: DOT's, with how each client registered and when it was last used."""
+"""The Django admin of clients: DOT's, with how each client registered and when it was last used.
+
+A client's name is listed through `display_safe` (operator_core/display_text.py), and
+`Application.__str__` uses it too, so no name a client chose reorders or hides text here.
+"""
 
 from django.contrib import admin
 from oauth2_provider.admin import ApplicationAdmin
 
 from oauth.models import Application, ClientPolicy
+from operator_core.display_text import display_safe
 
 
 class OperatorApplicationAdmin(ApplicationAdmin):
-    list_display = ("name", "client_id", "registration_source", "client_type", "last_used_at", "created")
+    list_display = ("client_name", "client_id", "registration_source", "client_type", "last_used_at", "created")
     list_filter = ("registration_source", "client_type")
     search_fields = ("name", "client_id")
     readonly_fields = (*ApplicationAdmin.readonly_fields, "last_used_at")
     ordering = ("-last_used_at",)
+
+    @admin.display(description="Name", ordering="name")
+    def client_name(self, application: Application) -> str:
+        # A name a client chose: shown with its hidden characters visible (operator_core/display_text.py).
+        return display_safe(application.name)
 
 
 # DOT registers its own admin for the application model when its app loads, before ours.

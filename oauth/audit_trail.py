@@ -70,20 +70,15 @@ def record_tokens_issued(
 
 
 def record_token_revocation(*, token: str, application: Any) -> None:
-    """A revocation (RFC 7009) of a live token of `application`; call it before DOT revokes.
+    """A revocation (RFC 7009) of a live access token of `application` of no connection; call it before DOT deletes it.
 
-    The endpoint answers 200 whatever it was sent, so nothing is recorded for a
-    token that is unknown, already revoked or another client's.
+    Nothing is recorded for a token that is unknown or another client's: the
+    endpoint answers 200 whatever it was sent.
     """
     if getattr(application, "pk", None) is None:
         return
     lookup = {"token_checksum": _checksum(token), "application_id": application.pk}
-    fields = ("user_id", "organization_id")
-    holder = get_access_token_model().objects.filter(**lookup).values(*fields).first()
-    token_type = TOKEN_TYPE_ACCESS
-    if holder is None:
-        holder = get_refresh_token_model().objects.filter(revoked__isnull=True, **lookup).values(*fields).first()
-        token_type = TOKEN_TYPE_REFRESH
+    holder = get_access_token_model().objects.filter(**lookup).values("user_id", "organization_id").first()
     if holder is None:
         return
     record_event(
@@ -92,6 +87,24 @@ def record_token_revocation(*, token: str, application: Any) -> None:
         organization_id=holder["organization_id"],
         client_id=application.client_id,
         client_name=application.name,
+        detail={"token_type": TOKEN_TYPE_ACCESS},
+    )
+
+
+def record_connection_revocation(*, refresh_token: Any, client: Any, token_type: str) -> None:
+    """A revocation (RFC 7009) of a token of `client` that ended a live connection, its whole family.
+
+    `token_type` is what the client sent (`TOKEN_TYPE_REFRESH` or `TOKEN_TYPE_ACCESS`);
+    `refresh_token` is the row of the family it reached. The endpoint answers 200
+    whatever it was sent, so nothing is recorded for a token that is unknown,
+    another client's, or of a connection that had ended already.
+    """
+    record_event(
+        AuditAction.REVOCATION,
+        person_id=refresh_token.user_id,
+        organization_id=refresh_token.organization_id,
+        client_id=client.client_id,
+        client_name=client.name,
         detail={"token_type": token_type},
     )
 

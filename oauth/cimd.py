@@ -2,7 +2,8 @@
 
 `ExplainingMetadataFetcher` (the `CIMD_METADATA_FETCHER`) wraps DOT's
 SSRF-hardened `SafeMetadataFetcher`, runs DOT's post-fetch metadata rules and
-our registration bounds (oauth/metadata_bounds.py) on the document, and keeps
+our registration bounds (oauth/metadata_bounds.py) and name rule
+(oauth/client_names.py) on the document, and keeps
 the reason for a failure in the cache for as long as DOT's backoff lasts, so
 `cimd_failure_message` can name it on the error page
 (docs/authentication.md#client-id-metadata-documents). Every way of not
@@ -19,6 +20,7 @@ from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher, is_cimd_client_
 from oauth2_provider.cimd import _build_application_kwargs as build_application_kwargs
 from oauth2_provider.settings import oauth2_settings
 
+from oauth.client_names import UndisplayableName, require_displayable_names
 from oauth.metadata_bounds import MetadataOverBound, require_metadata_within_bounds
 
 FAILURE_CACHE_PREFIX = "oauth.cimd-failure:"
@@ -39,6 +41,10 @@ class CimdFailure(StrEnum):
     OVER_BOUND = (
         "the document is over a limit this server sets on client metadata "
         "(at most 10 redirect_uris, 2,000 characters per URI, 255 for client_name)"
+    )
+    HIDDEN_CHARACTERS = (
+        "the document's client_name holds an invisible, control or direction-changing character, "
+        "which could make it read as another application's name"
     )
     INVALID = "the document is not valid client metadata (see the redirect URI and public client rules)"
 
@@ -99,6 +105,12 @@ class ExplainingMetadataFetcher:
         except MetadataOverBound as over:
             record_cimd_failure(client_id, failure=CimdFailure.OVER_BOUND)
             raise CIMDError(str(over)) from None
+        # Its name is shown on the consent page, as a registered client's is (oauth/client_names.py).
+        try:
+            require_displayable_names(metadata)
+        except UndisplayableName as undisplayable:
+            record_cimd_failure(client_id, failure=CimdFailure.HIDDEN_CHARACTERS)
+            raise CIMDError(str(undisplayable)) from None
         try:
             build_application_kwargs(metadata)
         except CIMDError as error:

@@ -3,10 +3,10 @@
 A connection is one refresh-token family: one consent of one person, for one
 client, into one organization, kept alive by rotation. It is live while its
 newest refresh token is neither revoked nor past its lifetime. It ends when
-the client revokes its refresh token, or when a refresh is refused because the
-person lost their role or the organization's client policy no longer admits
-the client (`end_refused_connection`); the service offers no control to end one
-itself.
+the client revokes any of its refresh tokens (`end_revoked_connection`), or
+when a refresh is refused because the person lost their role or the
+organization's client policy no longer admits the client
+(`end_refused_connection`); the service offers no control to end one itself.
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from datetime import datetime, timedelta
 from typing import cast
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from oauth import audit_trail
 from oauth.models import Application, RefreshToken
-from oauth.refresh_grace import revoke_token_family
+from oauth.refresh_grace import lock_presented_refresh_token, revoke_token_family, token_checksum
 from operator_core.conf import operator_settings
 from organizations.models import Organization
 
@@ -96,3 +97,42 @@ def end_refused_connection(refresh_token: RefreshToken, *, client: Application, 
     else:
         revoke_token_family(refresh_token.token_family)
     audit_trail.record_refresh_refused(refresh_token=refresh_token, client=client, reason=reason)
+
+
+@transaction.atomic
+def end_revoked_connection(token: str, *, client: Application) -> bool:
+    """End the connection `token` belongs to, a refresh or access token of `client` sent to the revocation endpoint.
+
+    RFC 7009 §2.1: revoking a refresh token ends the grant. Any member of the
+    family counts, the live one or one rotated before, whose answer a grace
+    window still keeps; so does an access token, whose refresh token DOT
+    revokes with it (`revoke_access_token`). The family's refresh tokens,
+    access tokens and kept answers all go (`revoke_token_family`), so no token
+    of it is answered again, within a window or not. The revocation is audited
+    when it ended something live. False when `token` belongs to no connection of `client`.
+    """
+    token_type = audit_trail.TOKEN_TYPE_REFRESH
+    presented = lock_presented_refresh_token(token, application_id=client.pk)
+    if presented is None:
+        token_type = audit_trail.TOKEN_TYPE_ACCESS
+        presented = (
+            RefreshToken.objects.select_for_update()
+            .filter(access_token__token_checksum=token_checksum(token), application_id=client.pk)
+            .first()
+        )
+    if presented is None:
+        return False
+    family = presented.token_family
+    live = RefreshToken.objects.filter(token_family=family) if family else RefreshToken.objects.filter(pk=presented.pk)
+    live = live.filter(revoked__isnull=True)
+    # Locking the live member waits for a rotation of it in flight; the query after it sees the successor.
+    list(live.select_for_update())
+    if not live.exists():
+        return True
+    if family is None:
+        # DOT's family revocation skips a token without a family (one made outside the token endpoint).
+        presented.revoke()
+    else:
+        revoke_token_family(family)
+    audit_trail.record_connection_revocation(refresh_token=presented, client=client, token_type=token_type)
+    return True

@@ -28,6 +28,7 @@ from oauth.redirect_uris import (
     check_redirect_uri,
     private_use_schemes,
 )
+from operator_core.display_text import display_safe
 from organizations.models import Organization
 
 
@@ -102,6 +103,10 @@ class Application(AbstractApplication):
 
     class Meta(AbstractApplication.Meta):
         swappable = "OAUTH2_PROVIDER_APPLICATION_MODEL"
+
+    def __str__(self) -> str:
+        # What the admin shows for a client (titles, lists, choices): its name as a person may read it.
+        return display_safe(self.name) or self.client_id
 
     def get_allowed_schemes(self) -> list[str]:
         """http(s) plus the client's own private-use schemes, already checked by clean()."""

@@ -76,8 +76,8 @@ class _Replay:
 # --- sealing ----------------------------------------------------------------------------
 
 
-def _digest(token: str) -> str:
-    # DOT's token_checksum: how a token is stored, and found again.
+def token_checksum(token: str) -> str:
+    """DOT's `token_checksum` of a refresh or access token: how a token is stored, and found again."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
@@ -115,18 +115,17 @@ def open_answer(rotation: RefreshRotation, *, refresh_token: str) -> dict[str, A
 # --- the token request ------------------------------------------------------------------
 
 
-def lock_presented_refresh_token(refresh_token: str) -> Any:
-    """The row of the presented refresh token, locked until the token request commits; None when unknown.
+def lock_presented_refresh_token(refresh_token: str, *, application_id: int | None = None) -> Any:
+    """The row of the presented refresh token, locked until the request commits; None when unknown.
 
     Several rows may share a digest (DOT's uniqueness is digest and revocation
-    time); like DOT, prefer the live one, then the latest revoked.
+    time); like DOT, prefer the live one, then the latest revoked. With
+    `application_id`, only that client's rows count (RFC 7009 §2.1).
     """
-    return (
-        RefreshToken.objects.select_for_update()
-        .filter(token_checksum=_digest(refresh_token))
-        .order_by(F("revoked").desc(nulls_first=True))
-        .first()
-    )
+    rows = RefreshToken.objects.select_for_update().filter(token_checksum=token_checksum(refresh_token))
+    if application_id is not None:
+        rows = rows.filter(application_id=application_id)
+    return rows.order_by(F("revoked").desc(nulls_first=True)).first()
 
 
 def admit_rotated_refresh_token(rotated: Any, *, refresh_token: str, client: Any, request: Any) -> bool:
@@ -218,7 +217,9 @@ def remember_rotation(token: dict[str, Any], request: Any, *, rotated: Any) -> N
     new_refresh_token = token.get("refresh_token")
     if rotated is None or window <= 0 or not new_refresh_token:
         return
-    successor = RefreshToken.objects.filter(token_checksum=_digest(new_refresh_token), revoked__isnull=True).first()
+    successor = RefreshToken.objects.filter(
+        token_checksum=token_checksum(new_refresh_token), revoked__isnull=True
+    ).first()
     if successor is None:
         return
     answer = {key: value for key, value in token.items() if key != "expires_in"}

@@ -29,6 +29,7 @@ from oauth2_provider.views.dynamic_client_registration import _build_application
 
 from accounts.emails import normalized_email
 from oauth.audit_trail import record_code_replay
+from oauth.client_names import UndisplayableName, require_displayable_names
 from oauth.client_secrets import client_secret_digest, digest_matches, is_client_secret_digest, is_password_hash
 from oauth.metadata_bounds import MetadataOverBound, require_metadata_within_bounds
 from oauth.models import Application, ClientPolicy, RedeemedCode, code_digest
@@ -226,6 +227,10 @@ def _check_client_metadata(data: dict[str, Any]) -> str:
             check_redirect_uri(uri)
         except RedirectUriRejected as rejected:
             raise ClientMetadataError("invalid_redirect_uri", str(rejected)) from None
+    try:
+        require_displayable_names(data)
+    except UndisplayableName as undisplayable:
+        raise ClientMetadataError("invalid_client_metadata", str(undisplayable)) from None
     _require_no_control_characters(data)
     return application_type
 

