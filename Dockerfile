@@ -51,8 +51,8 @@ RUN set -eu; \
 ENV OPERATOR_ENV=production
 USER app
 EXPOSE 8000
-# Readiness: 200 once the database, Redis and keys answer. The request names the
-# public host so that DJANGO_ALLOWED_HOSTS accepts it, and a redirect is a failure.
+# Readiness: 200 once the process has reached the database, loaded its keys and
+# seen no migration pending (docs/deploy.md#health-checks); a redirect is a failure.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python3", "-c", "import os, sys, urllib.parse as p, urllib.request as r; b = p.urlsplit(os.environ.get('OPERATOR_BASE_URL', 'http://127.0.0.1')); u = 'http://127.0.0.1:' + os.environ.get('PORT', '8000') + '/readyz'; a = r.urlopen(r.Request(u, headers={'Host': b.netloc, 'X-Forwarded-Proto': b.scheme}), timeout=4); sys.exit(0 if a.status == 200 and a.url == u else 1)"]
 CMD ["gunicorn", "-c", "gunicorn.conf.py", "operator_site.wsgi"]
