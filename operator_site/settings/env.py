@@ -3,6 +3,7 @@
 Each raises ImproperlyConfigured naming the variable when its value is malformed.
 """
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of IP addresses or networks (CIDR), each checked and written out in full."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must list IP addresses or networks, got {item!r}") from None
+    return networks
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
