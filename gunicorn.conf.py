@@ -151,7 +151,11 @@ def _check() -> int:
         django.setup()
         messages = checks.run_checks(include_deployment_checks=production)
     except ImproperlyConfigured as error:
-        print(f"Configuration error: {_one_line(error)}", file=sys.stderr)
+        # Production mode's refusal is a heading then one line per problem: each stays a line.
+        heading, *problems = [_one_line(line) for line in str(error).splitlines() if line.strip()] or [""]
+        print(f"Configuration error: {heading}", file=sys.stderr)
+        for problem in problems:
+            print(problem, file=sys.stderr)
         return 1
     except Exception as error:  # a broken import or value: still one line, never a traceback
         print(f"Configuration error: {type(error).__name__}: {_one_line(error)}", file=sys.stderr)

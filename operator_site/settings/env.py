@@ -5,7 +5,7 @@ Each raises ImproperlyConfigured naming the variable when its value is malformed
 
 import ipaddress
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -86,7 +86,7 @@ class Secret:
 
     name: str
     path_name: str
-    value: str
+    value: str = field(repr=False)
     origin: str
     path: Path | None
 
@@ -108,3 +108,20 @@ def env_secret(name: str, *, path_name: str, development_path: Path) -> Secret:
     if path.is_file():
         return Secret(name, path_name, path.read_text().strip(), "file" if explicit_path else "development", path)
     return Secret(name, path_name, "", "missing file" if explicit_path else "missing", path)
+
+
+def env_optional_secret(name: str, *, path_name: str) -> Secret:
+    """A secret that may be absent (a password): its value in `name`, or the file `path_name` names, or empty.
+
+    A file keeps its text but for the line break at its end; a named file that is missing is refused.
+    """
+    inline = os.environ.get(name, "")
+    if inline:
+        return Secret(name, path_name, inline, "environment", None)
+    explicit_path = os.environ.get(path_name, "").strip()
+    if not explicit_path:
+        return Secret(name, path_name, "", "missing", None)
+    path = Path(explicit_path)
+    if not path.is_file():
+        raise ImproperlyConfigured(f"{path_name} names a missing file: {path}")
+    return Secret(name, path_name, path.read_text().rstrip("\r\n"), "file", path)
