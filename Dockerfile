@@ -3,10 +3,12 @@
 #
 # BASE_IMAGE is any Debian-based image with python3 (3.11 or newer) and its venv
 # module: the official python image by default, or a local Debian base built from
-# Debian's own packages (docs/development/containers.md). Build with:
+# Debian's own packages (docs/development/containers.md). Pin it to the image you
+# tested by appending its digest (docs/deploy.md#what-runs). Build with:
 #   docker build -t service-operator .
-# No secret is baked in: every key and password comes from the environment or
-# from mounted files when the container runs.
+# No secret is baked in: every key and password comes from mounted files (or the
+# environment) when the container runs. Nothing in the image is written at run
+# time, so the container may run with a read-only root file system (compose.yaml).
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS builder
