@@ -3,10 +3,12 @@
 #
 # BASE_IMAGE is any Debian-based image with python3 (3.11 or newer) and its venv
 # module: the official python image by default, or a local Debian base built from
-# Debian's own packages (docs/development/containers.md). Build with:
+# Debian's own packages (docs/development/containers.md). Pin it to the image you
+# tested by appending its digest (docs/deploy.md#what-runs). Build with:
 #   docker build -t service-operator .
-# No secret is baked in: every key and password comes from the environment or
-# from mounted files when the container runs.
+# No secret is baked in: every key and password comes from mounted files (or the
+# environment) when the container runs. Nothing in the image is written at run
+# time, so the container may run with a read-only root file system (compose.yaml).
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS builder
@@ -51,8 +53,8 @@ RUN set -eu; \
 ENV OPERATOR_ENV=production
 USER app
 EXPOSE 8000
-# Readiness: 200 once the database, Redis and keys answer. The request names the
-# public host so that DJANGO_ALLOWED_HOSTS accepts it, and a redirect is a failure.
+# Readiness: 200 once the process has reached the database, loaded its keys and
+# seen no migration pending (docs/deploy.md#health-checks); a redirect is a failure.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python3", "-c", "import os, sys, urllib.parse as p, urllib.request as r; b = p.urlsplit(os.environ.get('OPERATOR_BASE_URL', 'http://127.0.0.1')); u = 'http://127.0.0.1:' + os.environ.get('PORT', '8000') + '/readyz'; a = r.urlopen(r.Request(u, headers={'Host': b.netloc, 'X-Forwarded-Proto': b.scheme}), timeout=4); sys.exit(0 if a.status == 200 and a.url == u else 1)"]
 CMD ["gunicorn", "-c", "gunicorn.conf.py", "operator_site.wsgi"]

@@ -98,14 +98,15 @@ if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
         "formatters": {"json": {"()": JsonFormatter}},
     }
 
-# Proxy headers. The application decides what it trusts from OPERATOR_TRUSTED_PROXIES
-# (docs/configuration.md); gunicorn follows the same switch. With no trusted proxy,
-# gunicorn honours no forwarded header from anyone, loopback included. With one, the
-# proxy's address is not known here, so any peer may set the scheme: only
-# X-Forwarded-Proto, which the proxy overwrites, and no forwarded WSGI variables.
+# Proxy headers. The application decides what it trusts from OPERATOR_TRUSTED_PROXIES and
+# OPERATOR_PROXY_ADDRESSES (docs/configuration.md); gunicorn follows the same two. With no
+# trusted proxy, gunicorn honours no forwarded header from anyone, loopback included. With
+# one, only peers at the proxy addresses may set the scheme (X-Forwarded-Proto, which the
+# proxy overwrites), and no forwarded WSGI variables are taken from anyone.
 secure_scheme_headers = {"X-FORWARDED-PROTO": "https"}
 forwarder_headers = ""
-forwarded_allow_ips = "*" if _int("OPERATOR_TRUSTED_PROXIES", 0) > 0 else ""
+_proxy_addresses = os.environ.get("OPERATOR_PROXY_ADDRESSES", "127.0.0.1,::1")
+forwarded_allow_ips = _proxy_addresses if _int("OPERATOR_TRUSTED_PROXIES", 0) > 0 else ""
 
 
 def on_starting(server) -> None:
@@ -150,7 +151,11 @@ def _check() -> int:
         django.setup()
         messages = checks.run_checks(include_deployment_checks=production)
     except ImproperlyConfigured as error:
-        print(f"Configuration error: {_one_line(error)}", file=sys.stderr)
+        # Production mode's refusal is a heading then one line per problem: each stays a line.
+        heading, *problems = [_one_line(line) for line in str(error).splitlines() if line.strip()] or [""]
+        print(f"Configuration error: {heading}", file=sys.stderr)
+        for problem in problems:
+            print(problem, file=sys.stderr)
         return 1
     except Exception as error:  # a broken import or value: still one line, never a traceback
         print(f"Configuration error: {type(error).__name__}: {_one_line(error)}", file=sys.stderr)

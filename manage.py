@@ -19,7 +19,7 @@ def main() -> None:
         execute_from_command_line(sys.argv)
     except ImproperlyConfigured as error:
         # A configuration mistake is the operator's to fix: its lines, not a traceback.
-        sys.exit(f"Service Operator cannot start in {error}" if "production mode" in str(error) else str(error))
+        sys.exit(f"Service Operator cannot start: {error}")
 
 
 if __name__ == "__main__":

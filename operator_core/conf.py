@@ -5,6 +5,7 @@ with `override_settings(OPERATOR=...)`, which clears the cache below.
 """
 
 import functools
+import ipaddress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -51,6 +52,7 @@ class OperatorSettings:
     unused_client_retention_hours: int
     audit_retention_days: int
     trusted_proxies: int
+    proxy_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
     max_request_bytes: int
     token_leeway_seconds: int
     protocol_revisions: tuple[ProtocolRevision, ...]
@@ -79,6 +81,7 @@ def _revision(raw: dict[str, object]) -> ProtocolRevision:
 def operator_settings() -> OperatorSettings:
     values: dict[str, Any] = dict(settings.OPERATOR)  # one value per field of OperatorSettings, of its type
     values["protocol_revisions"] = tuple(_revision(raw) for raw in values["protocol_revisions"])
+    values["proxy_networks"] = tuple(ipaddress.ip_network(raw) for raw in values["proxy_networks"])
     values["registration_redirect_hosts"] = tuple(host.lower() for host in values["registration_redirect_hosts"])
     return OperatorSettings(**values)
 

@@ -23,7 +23,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import empty
 
-from operator_core.conf import operator_settings
+from operator_core.client_ip import from_trusted_proxy
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # A proxy's id is echoed into our logs and headers: only a short, plain token is taken.
@@ -72,7 +72,7 @@ class RequestLogMiddleware:
 
 
 def _request_id(request: HttpRequest) -> str:
-    if operator_settings().trusted_proxies > 0:
+    if from_trusted_proxy(request):
         offered = request.headers.get(REQUEST_ID_HEADER, "")
         if _ACCEPTED_REQUEST_ID.fullmatch(offered):
             return offered

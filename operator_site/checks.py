@@ -23,9 +23,12 @@ KEY_SECRETS = ("OPERATOR_SIGNING_KEY", "OPERATOR_LTI_KEY")
 def check_production_rules(**_: Any) -> list[checks.CheckMessage]:
     problems = production_problems(
         secrets=settings.OPERATOR_SECRETS,
+        secret_files=settings.OPERATOR_SECRET_FILES,
         base_url=settings.BASE_URL,
         database_engine=settings.DATABASES["default"]["ENGINE"],
         redis_url=settings.REDIS_URL,
+        debug=settings.DEBUG,
+        email_host=settings.EMAIL_HOST,
     )
     return [checks.Error(problem.line(), id=problem.check_id) for problem in problems]
 

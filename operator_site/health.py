@@ -1,13 +1,18 @@
-"""`GET /healthz` and `GET /readyz`, answered before any other middleware (docs/deploy.md, "Health checks").
+"""`GET /healthz`, `GET /readyz` and `GET /healthz/dependencies`, answered before any other middleware.
 
 - `/healthz`: the process is alive; no I/O at all.
-- `/readyz`: the database answers, Redis answers (when configured), the
-  signing keys are loaded and no migration is unapplied; otherwise 503 naming
-  each failed part, never an error text, host or secret.
+- `/readyz`, for the load balancer: can this process serve? It is 503 until the
+  process has once reached its database, loaded its keys and seen every
+  migration applied, and 200 from then on. An outage of a dependency that every
+  server shares (PostgreSQL, Redis) does not take it out: each request then gets
+  the documented answer of docs/operations.md#outages, which beats the proxy's
+  "no server" page (docs/development/decisions.md#readiness).
+- `/healthz/dependencies`, for the operator's alerts: is every dependency
+  healthy right now? 200 or 503, with each dependency up or down.
 
-They sit in front of the other middleware so that a load balancer probing by
-IP address is not refused by the Host check, and a probe every second costs no
-session, CSRF or log work. Neither is rate-limited.
+Neither names an error text, host or secret. They sit in front of the other
+middleware so that a probe by IP address is not refused by the Host check, and
+a probe every second costs no session, CSRF or log work. None is rate-limited.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ logger = logging.getLogger(__name__)
 
 LIVENESS_PATH = "/healthz"
 READINESS_PATH = "/readyz"
+DEPENDENCIES_PATH = "/healthz/dependencies"
 
-# Set once true: a process that saw every migration applied and its keys load does not look again.
-_settled = {"migrations": False, "keys": False}
+# Set once true: a process that reached its database, saw every migration applied
+# and loaded its keys is ready for good; it does not look again.
+_settled = {"database": False, "migrations": False, "keys": False}
 
 
 class HealthCheckMiddleware:
@@ -46,42 +53,60 @@ class HealthCheckMiddleware:
                 if failed:
                     return _answer({"status": "unavailable", "failed": failed}, status=503)
                 return _answer({"status": "ready"}, status=200)
+            if request.path == DEPENDENCIES_PATH:
+                states = dependency_states()
+                healthy = all(state != "down" for state in states.values())
+                return _answer(
+                    {"status": "healthy" if healthy else "degraded", "dependencies": states},
+                    status=200 if healthy else 503,
+                )
         return self.get_response(request)
 
 
 def readiness_failures() -> list[str]:
-    """The names of the parts that are not ready, in a fixed order; empty when all are."""
-    checks = {"database": _database_ready, "redis": _redis_ready, "keys": _keys_ready, "migrations": _migrated}
+    """What keeps this process from serving, in a fixed order; empty once it has settled."""
     failed = []
-    for name, check in checks.items():
-        if name == "migrations" and "database" in failed:
-            continue  # nothing to ask a database that does not answer
-        if not check():
-            failed.append(name)
+    if not _settled["database"]:
+        if _database_answers():
+            _settled["database"] = True
+        else:
+            failed.append("database")
+    if not _keys_ready():
+        failed.append("keys")
+    if "database" not in failed and not _migrated():
+        failed.append("migrations")  # nothing to ask a database that does not answer
     return failed
 
 
-def _database_ready() -> bool:
+def dependency_states() -> dict[str, str]:
+    """Each shared dependency, "up" or "down" now; Redis is "not configured" on the embedded default."""
+    return {
+        "database": "up" if _database_answers() else "down",
+        "redis": _redis_state(),
+    }
+
+
+def _database_answers() -> bool:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
     except DatabaseError:
-        logger.warning("readiness: the database does not answer", exc_info=True)
+        logger.warning("health: the database does not answer", exc_info=True)
         connection.close()  # the next probe starts from a fresh connection
         return False
     return True
 
 
-def _redis_ready() -> bool:
+def _redis_state() -> str:
     cache = caches["default"]
     if not isinstance(cache, RedisCache):
-        return True  # the embedded default: one process, its own memory
+        return "not configured"  # the embedded default: one process, its own memory
     try:
         cache._cache.get_client(write=True).ping()
     except (redis.RedisError, OSError):
-        logger.warning("readiness: Redis does not answer", exc_info=True)
-        return False
-    return True
+        logger.warning("health: Redis does not answer", exc_info=True)
+        return "down"
+    return "up"
 
 
 def _keys_ready() -> bool:

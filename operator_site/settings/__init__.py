@@ -9,28 +9,32 @@ With `OPERATOR_ENV=production`, importing settings refuses every rule of
 `production.py` that is broken, one line each.
 """
 
-from django.core.exceptions import ImproperlyConfigured
-
 from operator_site.settings.core import *  # noqa: F403
 from operator_site.settings.email import *  # noqa: F403
 from operator_site.settings.keys import *  # noqa: F403
 from operator_site.settings.logs import *  # noqa: F403
 from operator_site.settings.oauth import *  # noqa: F403
 from operator_site.settings.origin import *  # noqa: F403
-from operator_site.settings.production import production_problems
+from operator_site.settings.production import ProductionRefused, production_problems
 from operator_site.settings.security import *  # noqa: F403
 from operator_site.settings.service import *  # noqa: F403
 from operator_site.settings.storage import *  # noqa: F403
 
+# Every file a secret was read from, with the variable that named it.
+OPERATOR_SECRET_FILES = [
+    *OPERATOR_KEY_FILES,  # noqa: F405
+    *((secret.path_name, secret.path) for secret in (EMAIL_PASSWORD, DATABASE_PASSWORD) if secret.path),  # noqa: F405
+]
+
 if PRODUCTION:  # noqa: F405
     _problems = production_problems(
         secrets=OPERATOR_SECRETS,  # noqa: F405
+        secret_files=OPERATOR_SECRET_FILES,
         base_url=BASE_URL,  # noqa: F405
         database_engine=DATABASES["default"]["ENGINE"],  # noqa: F405
         redis_url=REDIS_URL,  # noqa: F405
+        debug=DEBUG,  # noqa: F405
+        email_host=EMAIL_HOST,  # noqa: F405
     )
     if _problems:
-        raise ImproperlyConfigured(
-            "production mode (OPERATOR_ENV=production) refuses these settings:\n"
-            + "\n".join(problem.line() for problem in _problems)
-        )
+        raise ProductionRefused(_problems)

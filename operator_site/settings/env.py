@@ -3,8 +3,9 @@
 Each raises ImproperlyConfigured naming the variable when its value is malformed.
 """
 
+import ipaddress
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -53,6 +54,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of IP addresses or networks (CIDR), each checked and written out in full."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must list IP addresses or networks, got {item!r}") from None
+    return networks
+
+
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     raw = os.environ.get(name, "").strip()
     value = next((choice for choice in choices if choice.lower() == raw.lower()), None) if raw else default
@@ -74,7 +86,7 @@ class Secret:
 
     name: str
     path_name: str
-    value: str
+    value: str = field(repr=False)
     origin: str
     path: Path | None
 
@@ -96,3 +108,20 @@ def env_secret(name: str, *, path_name: str, development_path: Path) -> Secret:
     if path.is_file():
         return Secret(name, path_name, path.read_text().strip(), "file" if explicit_path else "development", path)
     return Secret(name, path_name, "", "missing file" if explicit_path else "missing", path)
+
+
+def env_optional_secret(name: str, *, path_name: str) -> Secret:
+    """A secret that may be absent (a password): its value in `name`, or the file `path_name` names, or empty.
+
+    A file keeps its text but for the line break at its end; a named file that is missing is refused.
+    """
+    inline = os.environ.get(name, "")
+    if inline:
+        return Secret(name, path_name, inline, "environment", None)
+    explicit_path = os.environ.get(path_name, "").strip()
+    if not explicit_path:
+        return Secret(name, path_name, "", "missing", None)
+    path = Path(explicit_path)
+    if not path.is_file():
+        raise ImproperlyConfigured(f"{path_name} names a missing file: {path}")
+    return Secret(name, path_name, path.read_text().rstrip("\r\n"), "file", path)

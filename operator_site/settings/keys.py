@@ -64,8 +64,27 @@ OPERATOR_IDENTITY_PROVIDER_KEY_FALLBACKS = [
 
 # Retired signing keys: tokens they signed still verify until they expire (docs/deploy.md, "Key rotation").
 OPERATOR_INACTIVE_SIGNING_KEYS = []
-for _retired_path in env.env_list("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", []):
+_retired_paths = [Path(raw) for raw in env.env_list("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", [])]
+for _retired_path in _retired_paths:
     # A retired key must exist: generating one would verify nothing and hide a typo.
-    if not Path(_retired_path).is_file():
+    if not _retired_path.is_file():
         raise ImproperlyConfigured(f"OPERATOR_INACTIVE_SIGNING_KEY_PATHS names a missing file: {_retired_path}")
-    OPERATOR_INACTIVE_SIGNING_KEYS.append(Path(_retired_path).read_text())
+    OPERATOR_INACTIVE_SIGNING_KEYS.append(_retired_path.read_text())
+
+# Former secret keys, still accepted (sessions, signed values, client-secret digests) while the
+# secret key is rotated (docs/deploy.md, "Rotating the secret key"): comma-separated in
+# DJANGO_SECRET_KEY_FALLBACKS, or one per line in the file DJANGO_SECRET_KEY_FALLBACKS_FILE.
+SECRET_KEY_FALLBACKS = env.env_list("DJANGO_SECRET_KEY_FALLBACKS", [])
+_fallbacks_path = env.env_str("DJANGO_SECRET_KEY_FALLBACKS_FILE", "").strip()
+if _fallbacks_path:
+    if not Path(_fallbacks_path).is_file():
+        raise ImproperlyConfigured(f"DJANGO_SECRET_KEY_FALLBACKS_FILE names a missing file: {_fallbacks_path}")
+    SECRET_KEY_FALLBACKS += [line.strip() for line in Path(_fallbacks_path).read_text().splitlines() if line.strip()]
+
+# The key files read here, with the variable that named each: production refuses any that
+# group or others may open (operator_site/settings/production.py).
+OPERATOR_KEY_FILES = [
+    *((secret.path_name, secret.path) for secret in OPERATOR_SECRETS if secret.origin == "file" and secret.path),
+    *(("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", path) for path in _retired_paths),
+    *([("DJANGO_SECRET_KEY_FALLBACKS_FILE", Path(_fallbacks_path))] if _fallbacks_path else []),
+]

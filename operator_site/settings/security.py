@@ -33,6 +33,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = BASE_URL_IS_HTTPS
 SECURE_HSTS_PRELOAD = BASE_URL_IS_HTTPS
 # Number of reverse proxies in front of the service whose X-Forwarded-* we trust (0: none).
 OPERATOR_TRUSTED_PROXIES = env.env_int("OPERATOR_TRUSTED_PROXIES", 0)
+# The addresses or networks the proxy connects from: forwarded headers from any other peer,
+# a client reaching the app server directly, are ignored (docs/deploy.md#behind-a-tls-proxy).
+OPERATOR_PROXY_ADDRESSES = env.env_networks("OPERATOR_PROXY_ADDRESSES", ["127.0.0.1", "::1"])
 if OPERATOR_TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 

@@ -6,7 +6,7 @@ django-oauth-toolkit, so each is declared once.
 
 from operator_site.settings import env
 from operator_site.settings.origin import BASE_URL, DOCS_DIR, ISSUER, OPERATOR_ENDPOINT_URL
-from operator_site.settings.security import OPERATOR_TRUSTED_PROXIES
+from operator_site.settings.security import OPERATOR_PROXY_ADDRESSES, OPERATOR_TRUSTED_PROXIES
 
 ACCESS_TOKEN_LIFETIME_SECONDS = 3600
 REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600
@@ -60,6 +60,7 @@ OPERATOR = {
     "unused_client_retention_hours": 24,
     "audit_retention_days": env.env_int("OPERATOR_AUDIT_RETENTION_DAYS", 180),
     "trusted_proxies": OPERATOR_TRUSTED_PROXIES,
+    "proxy_networks": OPERATOR_PROXY_ADDRESSES,
     "max_request_bytes": MAX_REQUEST_BYTES,
     # Clock skew tolerated between app servers when checking exp, nbf and iat (docs/deploy.md).
     "token_leeway_seconds": env.env_int("OPERATOR_TOKEN_LEEWAY_SECONDS", 30),

@@ -16,6 +16,10 @@ DATABASES = {
         conn_max_age=env.env_int("DATABASE_CONN_MAX_AGE", 60),
     )
 }
+# The password, when kept out of DATABASE_URL: DATABASE_PASSWORD, or a file named by DATABASE_PASSWORD_FILE.
+DATABASE_PASSWORD = env.env_optional_secret("DATABASE_PASSWORD", path_name="DATABASE_PASSWORD_FILE")
+if DATABASE_PASSWORD.value:
+    DATABASES["default"]["PASSWORD"] = DATABASE_PASSWORD.value
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Connections persist like PostgreSQL's (DATABASE_CONN_MAX_AGE): opening one and
     # setting it up cost more than the whole query of a tool call. Between

@@ -108,7 +108,7 @@ class IpLimitTests(HeadlessTestCase):
         self.assertEqual(response.status_code, 429)
 
     def test_forwarded_for_names_the_client_behind_a_trusted_proxy(self) -> None:
-        with override_settings(OPERATOR=operator_overrides(trusted_proxies=1)):
+        with override_settings(OPERATOR=operator_overrides(trusted_proxies=1, proxy_networks=[self.address])):
             for number in range(60):
                 self.register(number, **{"X-Forwarded-For": "198.51.100.1"})
             refused = self.register(60, **{"X-Forwarded-For": "198.51.100.1"})

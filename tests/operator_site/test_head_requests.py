@@ -27,6 +27,7 @@ GET_PATHS = [
     "/admin/",
     "/healthz",
     "/readyz",
+    "/healthz/dependencies",
 ]
 
 

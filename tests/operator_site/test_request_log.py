@@ -93,6 +93,13 @@ class OAuthFlowLogTests(OAuthTestCase):
             response = self.api.get("/.well-known/mcp", headers={REQUEST_ID_HEADER: "proxy-id-42"})
         self.assertEqual(response[REQUEST_ID_HEADER], "proxy-id-42")
 
+    def test_request_id_of_a_direct_client_is_replaced_even_with_a_proxy_configured(self) -> None:
+        with override_settings(OPERATOR={**self.operator_values(), "trusted_proxies": 1}):
+            response = self.api.get(
+                "/.well-known/mcp", headers={REQUEST_ID_HEADER: "client-chosen-id"}, REMOTE_ADDR="192.0.2.44"
+            )
+        self.assertNotEqual(response[REQUEST_ID_HEADER], "client-chosen-id")
+
     def test_malformed_proxy_request_id_is_replaced(self) -> None:
         with override_settings(OPERATOR={**self.operator_values(), "trusted_proxies": 1}):
             response = self.api.get("/.well-known/mcp", headers={REQUEST_ID_HEADER: "bad id\twith spaces"})

@@ -33,6 +33,7 @@ def production_environment(var_dir: str) -> dict[str, str]:
         "OPERATOR_VAR_DIR": var_dir,
         "OPERATOR_TRUSTED_PROXIES": "1",
         "DJANGO_SECURE_SSL_REDIRECT": "true",
+        "EMAIL_HOST": "smtp.example.com",
     }
 
 
