@@ -17,8 +17,8 @@ class IdentityProvider(models.Model):
     # Exactly as the provider's discovery document states it: ID tokens are checked against it.
     issuer = models.URLField(max_length=255)
     client_id = models.CharField("client ID", max_length=255)
-    # Fernet token of the client secret, under the key in OPERATOR_IDENTITY_PROVIDER_KEYS;
-    # never the secret itself.
+    # Fernet token of the client secret under OPERATOR_IDENTITY_PROVIDER_KEY, never the secret
+    # itself (identity_providers/client_secrets.py).
     client_secret_sealed = models.TextField(editable=False)
     # Password sign-in is refused for the provider's domains.
     required = models.BooleanField(default=False)

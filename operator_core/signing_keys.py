@@ -1,4 +1,5 @@
-"""Create the service's secrets: RSA signing keys and Django's secret key.
+"""Create the service's secrets: RSA signing keys, Django's secret key and the Fernet key
+that seals identity providers' client secrets.
 
 Only management commands call this (`create_local_secrets` for development,
 `generate_signing_key` for a deployment); settings merely read what exists.
@@ -14,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -33,6 +35,17 @@ def generate_private_key_pem() -> str:
 def generate_secret_key() -> str:
     """A new random value for Django's SECRET_KEY (about 400 bits)."""
     return secrets.token_urlsafe(50)
+
+
+def generate_fernet_key() -> str:
+    """A new Fernet key: 32 random bytes in URL-safe base64."""
+    return Fernet.generate_key().decode("ascii")
+
+
+def load_or_create_fernet_key(path: Path) -> str:
+    """Return the Fernet key at `path`, generating one there first if needed."""
+    _create_once(path, generate_fernet_key)
+    return path.read_text().strip()
 
 
 def load_or_create_private_key(path: Path) -> str:

@@ -7,7 +7,7 @@ creates a secret: it is given each one (docs/deploy.md).
 
 from django.conf import settings
 
-from operator_core.signing_keys import load_or_create_private_key, load_or_create_secret_key
+from operator_core.signing_keys import load_or_create_fernet_key, load_or_create_private_key, load_or_create_secret_key
 
 
 def create_missing_local_secrets() -> list[str]:
@@ -21,6 +21,8 @@ def create_missing_local_secrets() -> list[str]:
             continue
         if secret.name == "DJANGO_SECRET_KEY":
             load_or_create_secret_key(secret.path)
+        elif secret.name == "OPERATOR_IDENTITY_PROVIDER_KEY":
+            load_or_create_fernet_key(secret.path)
         else:
             load_or_create_private_key(secret.path)
         created.append(f"{secret.name} in {secret.path}")

@@ -1,15 +1,18 @@
-"""Secrets: Django's secret key and the RSA keys that sign access tokens and the LTI key set.
+"""Secrets: Django's secret key, the RSA keys that sign access tokens and the LTI key set, and
+the key that seals identity providers' client secrets.
 
 Each is given in the environment as its value (`DJANGO_SECRET_KEY`,
-`OPERATOR_SIGNING_KEY`, `OPERATOR_LTI_KEY`) or as a file path (`..._FILE`,
-`..._PATH`). Without either, development reads the files that `manage.py
+`OPERATOR_SIGNING_KEY`, `OPERATOR_LTI_KEY`, `OPERATOR_IDENTITY_PROVIDER_KEY`)
+or as a file path (`..._FILE`, `..._PATH`). Without either, development reads the files that `manage.py
 create_local_secrets` (run by `make run`) writes under var/. Importing settings
 never writes a file, so every app server of a deployment uses the keys it is
 given and they accept each other's tokens (docs/deploy.md).
 """
 
+import binascii
 from pathlib import Path
 
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from operator_site.settings import env
@@ -24,12 +27,40 @@ SIGNING_KEY = env.env_secret(
 LTI_KEY = env.env_secret(
     "OPERATOR_LTI_KEY", path_name="OPERATOR_LTI_KEY_PATH", development_path=VAR_DIR / "lti-signing-key.pem"
 )
-# The three, in the order of their check ids (operator.E001 to E003).
-OPERATOR_SECRETS = [SECRET, SIGNING_KEY, LTI_KEY]
+IDENTITY_PROVIDER_KEY = env.env_secret(
+    "OPERATOR_IDENTITY_PROVIDER_KEY",
+    path_name="OPERATOR_IDENTITY_PROVIDER_KEY_FILE",
+    development_path=VAR_DIR / "identity-provider-key",
+)
+# Each has its check id in operator_site/settings/production.py (operator.E001 to E003, E005).
+OPERATOR_SECRETS = [SECRET, SIGNING_KEY, LTI_KEY, IDENTITY_PROVIDER_KEY]
 
 SECRET_KEY = SECRET.value
 OPERATOR_SIGNING_KEY = SIGNING_KEY.value
 OPERATOR_LTI_PRIVATE_KEY = LTI_KEY.value
+
+
+def _fernet_key(name: str, key: str) -> str:
+    """`key` if it is a Fernet key; a malformed one stops start-up rather than the first sign-in."""
+    try:
+        Fernet(key)
+    except (ValueError, binascii.Error):
+        # The value itself is never echoed: it is a secret, and start-up lines go to logs.
+        raise ImproperlyConfigured(
+            f"{name} must be a Fernet key: 32 random bytes in URL-safe base64 (docs/configuration.md)"
+        ) from None
+    return key
+
+
+# Seals identity providers' client secrets (identity_providers/client_secrets.py); empty until
+# created or given. The fallbacks are retired keys that still unseal what they sealed.
+OPERATOR_IDENTITY_PROVIDER_KEY = (
+    _fernet_key(IDENTITY_PROVIDER_KEY.name, IDENTITY_PROVIDER_KEY.value) if IDENTITY_PROVIDER_KEY.value else ""
+)
+OPERATOR_IDENTITY_PROVIDER_KEY_FALLBACKS = [
+    _fernet_key("OPERATOR_IDENTITY_PROVIDER_KEY_FALLBACKS", key)
+    for key in env.env_list("OPERATOR_IDENTITY_PROVIDER_KEY_FALLBACKS", [])
+]
 
 # Retired signing keys: tokens they signed still verify until they expire (docs/deploy.md, "Key rotation").
 OPERATOR_INACTIVE_SIGNING_KEYS = []

@@ -11,6 +11,14 @@ from operator_site.settings.env import Secret
 
 SQLITE_ENGINE = "django.db.backends.sqlite3"
 
+# operator.E004 is the check that a given RSA key parses (operator_site/checks.py).
+SECRET_CHECK_IDS = {
+    "DJANGO_SECRET_KEY": "operator.E001",
+    "OPERATOR_SIGNING_KEY": "operator.E002",
+    "OPERATOR_LTI_KEY": "operator.E003",
+    "OPERATOR_IDENTITY_PROVIDER_KEY": "operator.E005",
+}
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -24,7 +32,7 @@ class Problem:
 
 def production_problems(*, secrets: list[Secret], base_url: str, database_engine: str, redis_url: str) -> list[Problem]:
     """Every rule of production mode the given values break, in a fixed order."""
-    problems = [_secret_problem(number, secret) for number, secret in enumerate(secrets, start=1)]
+    problems = [_secret_problem(secret) for secret in secrets]
     found = [problem for problem in problems if problem is not None]
     if not base_url.startswith("https://"):
         found.append(Problem("operator.E010", "OPERATOR_BASE_URL", f"must be an https origin, got {base_url}"))
@@ -37,8 +45,8 @@ def production_problems(*, secrets: list[Secret], base_url: str, database_engine
     return found
 
 
-def _secret_problem(number: int, secret: Secret) -> Problem | None:
-    check_id = f"operator.E00{number}"
+def _secret_problem(secret: Secret) -> Problem | None:
+    check_id = SECRET_CHECK_IDS[secret.name]
     if secret.is_explicit:
         return None
     if secret.origin == "missing file":

@@ -38,7 +38,13 @@ class ProductionModeTests(SimpleTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
 
     def test_each_missing_secret_is_refused_by_name(self) -> None:
-        for variable in ("DJANGO_SECRET_KEY", "OPERATOR_SIGNING_KEY", "OPERATOR_LTI_KEY", "REDIS_URL"):
+        for variable in (
+            "DJANGO_SECRET_KEY",
+            "OPERATOR_SIGNING_KEY",
+            "OPERATOR_LTI_KEY",
+            "OPERATOR_IDENTITY_PROVIDER_KEY",
+            "REDIS_URL",
+        ):
             with self.subTest(variable=variable):
                 environment = {k: v for k, v in self.environment.items() if k != variable}
                 self.assertRefusedNaming(variable, environment)
@@ -96,7 +102,7 @@ class DeployChecksTests(SimpleTestCase):
     def test_each_rule_has_its_own_check_id(self) -> None:
         with tempfile.TemporaryDirectory() as var_dir:
             result = _manage("check", "--deploy", environment={"OPERATOR_VAR_DIR": var_dir})
-        for check_id in ("E001", "E002", "E003", "E010", "E011", "E012"):
+        for check_id in ("E001", "E002", "E003", "E005", "E010", "E011", "E012"):
             self.assertIn(f"operator.{check_id}", result.stderr)
 
 
@@ -114,7 +120,9 @@ class DevelopmentSecretsTests(SimpleTestCase):
             again = _manage("create_local_secrets", environment={"OPERATOR_VAR_DIR": var_dir})
             second = {path.name: path.read_text() for path in Path(var_dir).iterdir()}
             modes = {path.name: path.stat().st_mode & 0o077 for path in Path(var_dir).iterdir()}
-        self.assertEqual(set(first), {"secret-key", "oauth-signing-key.pem", "lti-signing-key.pem"})
+        self.assertEqual(
+            set(first), {"secret-key", "oauth-signing-key.pem", "lti-signing-key.pem", "identity-provider-key"}
+        )
         self.assertEqual(first, second)
         self.assertIn("exists already", again.stdout)
         self.assertEqual(set(modes.values()), {0})

@@ -10,12 +10,13 @@ from unittest import mock
 from django.core.exceptions import ImproperlyConfigured
 from django.test import SimpleTestCase
 
-from operator_core.signing_keys import generate_private_key_pem
+from operator_core.signing_keys import generate_fernet_key, generate_private_key_pem
 from operator_site.settings import env
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 SIGNING_KEY = generate_private_key_pem()
 LTI_KEY = generate_private_key_pem()
+IDENTITY_PROVIDER_KEY = generate_fernet_key()
 
 
 def production_environment(var_dir: str) -> dict[str, str]:
@@ -26,6 +27,7 @@ def production_environment(var_dir: str) -> dict[str, str]:
         "DJANGO_SECRET_KEY": "a-long-random-production-secret-" + "x" * 40,
         "OPERATOR_SIGNING_KEY": SIGNING_KEY,
         "OPERATOR_LTI_KEY": LTI_KEY,
+        "OPERATOR_IDENTITY_PROVIDER_KEY": IDENTITY_PROVIDER_KEY,
         "DATABASE_URL": "postgres://operator:secret@127.0.0.1:5432/operator",
         "REDIS_URL": "redis://127.0.0.1:6379/0",
         "OPERATOR_VAR_DIR": var_dir,

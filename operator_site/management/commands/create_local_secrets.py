@@ -9,7 +9,8 @@ from operator_site.local_secrets import create_missing_local_secrets
 
 class Command(BaseCommand):
     help = (
-        "Create the secret key, the OAuth signing key and the LTI key where settings look for them "
+        "Create the secret key, the OAuth signing key, the LTI key and the identity provider key where "
+        "settings look for them "
         "(under var/ unless paths are given), once, with owner-only permissions. For development: "
         "production gives every secret explicitly (docs/deploy.md)."
     )
