@@ -12,6 +12,7 @@ class Refusal(StrEnum):
     INVALID_STATE = "invalid_state"
     PROVIDER_UNAVAILABLE = "provider_unavailable"
     PROVIDER_MALFORMED = "provider_malformed"
+    SECRET_UNAVAILABLE = "secret_unavailable"
     CODE_REFUSED = "code_refused"
     NO_ID_TOKEN = "no_id_token"
     INVALID_SIGNATURE = "invalid_signature"
@@ -37,6 +38,9 @@ _MESSAGES = {
     Refusal.PROVIDER_MALFORMED: (
         "Your organization's sign-in service sent an answer this service cannot read. "
         "Ask your administrator to check its configuration."
+    ),
+    Refusal.SECRET_UNAVAILABLE: (
+        "Sign-in through your organization's service is unavailable here for now. Ask an administrator of this service."
     ),
     Refusal.CODE_REFUSED: "Your organization's sign-in service refused to complete the sign-in. Start again.",
     Refusal.NO_ID_TOKEN: "Your organization's sign-in service did not say who you are. Start again.",
@@ -76,7 +80,7 @@ class ProviderSignInRefused(Forbidden):
         super().__init__(_MESSAGES[reason].format(detail=detail or "no reason given"))
         self.reason = reason
         self.person_id = person_id
-        if reason in (Refusal.PROVIDER_UNAVAILABLE, Refusal.PROVIDER_MALFORMED):
+        if reason in (Refusal.PROVIDER_UNAVAILABLE, Refusal.PROVIDER_MALFORMED, Refusal.SECRET_UNAVAILABLE):
             # The provider failed, not the person: a bad gateway, as a proxy would say.
             self.http_status = 502
         # The email typed at the sign-in page, when known: the refusal counts against its limit.

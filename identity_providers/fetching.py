@@ -15,9 +15,13 @@ from identity_providers.errors import ProviderSignInRefused, Refusal
 
 CONNECT_TIMEOUT_SECONDS = 3.0
 READ_TIMEOUT_SECONDS = 5.0
-TIMEOUTS = (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
 # Discovery documents and key sets of the large providers are a few kilobytes.
 MAX_RESPONSE_BYTES = 256 * 1024
+
+
+def timeouts() -> tuple[float, float]:
+    """`requests`' (connect, read) timeouts, read when each request is made."""
+    return (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
 
 
 class ResponseTooLarge(requests.RequestException):
@@ -49,7 +53,7 @@ def fetch_json_object(url: str) -> dict[str, Any]:
     """GET `url` and return its JSON object; raise `ProviderSignInRefused` when it cannot be had or read."""
     try:
         with bounded_session() as session:
-            response = session.get(url, timeout=TIMEOUTS, stream=True, headers={"Accept": "application/json"})
+            response = session.get(url, timeout=timeouts(), stream=True, headers={"Accept": "application/json"})
             response.raise_for_status()
     except ResponseTooLarge:
         raise ProviderSignInRefused(Refusal.PROVIDER_MALFORMED) from None

@@ -12,9 +12,10 @@ from typing import Any
 import requests
 from authlib.integrations.django_client import DjangoIntegration, DjangoOAuth2App
 
-from identity_providers.client_secrets import unseal_client_secret
+from identity_providers.client_secrets import ClientSecretUnavailable, unseal_client_secret
 from identity_providers.discovery import provider_key_set, provider_metadata
-from identity_providers.fetching import TIMEOUTS, read_bounded
+from identity_providers.errors import ProviderSignInRefused, Refusal
+from identity_providers.fetching import read_bounded, timeouts
 from identity_providers.models import IdentityProvider
 
 SCOPE = "openid email profile"
@@ -41,12 +42,16 @@ def state_store() -> DjangoIntegration:
 
 
 def client_for(provider: IdentityProvider) -> ProviderClient:
+    try:
+        secret = unseal_client_secret(provider.client_secret_sealed)
+    except ClientSecretUnavailable:
+        raise ProviderSignInRefused(Refusal.SECRET_UNAVAILABLE) from None
     client = ProviderClient(
         state_store(),
         name=STATE_NAMESPACE,
         client_id=provider.client_id,
-        client_secret=unseal_client_secret(provider.client_secret_sealed),
-        client_kwargs={"scope": SCOPE, "code_challenge_method": "S256", "default_timeout": TIMEOUTS},
+        client_secret=secret,
+        client_kwargs={"scope": SCOPE, "code_challenge_method": "S256", "default_timeout": timeouts()},
         compliance_fix=_bound_responses,
     )
     # The discovery document as Authlib's server metadata: Authlib fetches none of its own.
