@@ -8,6 +8,7 @@ is audited as `provider_sign_in`: "ok" or the refusal's code, never a token.
 """
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,9 @@ from operator_core.conf import operator_settings
 
 # Only public-key signatures: the key set is the provider's, and `none` or an HMAC would not prove it signed.
 ID_TOKEN_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+# How long a person may take at the provider (a password, a second factor) before the
+# pending sign-in is spent: Authlib's own store keeps it as long as the session.
+PENDING_SECONDS = 15 * 60
 # What of a provider's error code or a claim's name reaches a page and the audit trail.
 _SAFE_WORD = re.compile(r"[a-z_,]{1,40}")
 
@@ -71,7 +75,13 @@ def authorization_url(request: HttpRequest, provider: IdentityProvider, *, email
     # Authlib keeps state, nonce and the PKCE verifier in the session under `state`; the provider
     # and `next` ride along, so the callback knows both before it trusts anything in the query.
     client.save_authorize_data(
-        request, redirect_uri=redirect_uri, provider=provider.pk, next=next_url, email=email, **pending
+        request,
+        redirect_uri=redirect_uri,
+        provider=provider.pk,
+        next=next_url,
+        email=email,
+        started_at=time.time(),
+        **pending,
     )
     return str(pending["url"])
 
@@ -84,6 +94,9 @@ def complete_sign_in(request: HttpRequest) -> ProviderSignIn:
     provider = None
     if isinstance(pending, dict):
         provider = IdentityProvider.objects.select_related("organization").filter(pk=pending.get("provider")).first()
+    if isinstance(pending, dict) and time.time() - float(pending.get("started_at") or 0) > PENDING_SECONDS:
+        store.clear_state_data(request.session, state)
+        provider = None
     if provider is None or not isinstance(pending, dict):
         _record(None, outcome=Refusal.INVALID_STATE)
         raise ProviderSignInRefused(Refusal.INVALID_STATE)

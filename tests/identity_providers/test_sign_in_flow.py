@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.test import TestCase
 
 from audit.models import AuditAction, AuditEvent
-from identity_providers import fetching
+from identity_providers import fetching, sign_in
 from identity_providers.models import IdentityLink
 from organizations.models import Membership, Role
 from tests.factories import make_membership, make_organization, make_user
@@ -153,6 +153,16 @@ class ProviderSignInTests(TestCase):
 
         self.assertContains(response, "already used", status_code=403)
         self.assertEqual(self.outcomes(), ["ok", "invalid_state"])
+
+    def test_a_sign_in_left_pending_too_long_is_refused(self) -> None:
+        page = self.client.post(SIGN_IN, {"email": "bob@acme.test"})
+        callback = callback_from_provider(provider_url_of(page.content.decode()))
+        later = time.time() + sign_in.PENDING_SECONDS + 1
+
+        with mock.patch.object(sign_in, "time", mock.Mock(time=mock.Mock(return_value=later))):
+            response = self.client.get(callback)
+
+        self.assert_refused(response, "invalid_state", "has expired")
 
     def test_a_forged_signature_is_refused(self) -> None:
         self.live_provider.person(sub="bob-1", email="bob@acme.test", forge=True)
