@@ -60,6 +60,8 @@ class LiveGunicorn:
             "DJANGO_SECRET_KEY": settings.SECRET_KEY,
             "OPERATOR_SIGNING_KEY": settings.OPERATOR_SIGNING_KEY,
             "OPERATOR_LTI_KEY": settings.OPERATOR_LTI_PRIVATE_KEY,
+            # Providers' client secrets sealed by the test process open in the server.
+            "OPERATOR_IDENTITY_PROVIDER_KEY": settings.OPERATOR_IDENTITY_PROVIDER_KEY,
             "LOG_FORMAT": "json",
             "GUNICORN_BIND": f"127.0.0.1:{port}",
             "GUNICORN_WORKERS": str(workers),

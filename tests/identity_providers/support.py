@@ -1,4 +1,8 @@
-"""The test provider's process (tests/identity_providers/provider_server.py) and the steps of a sign-in through it."""
+"""Identity provider tests' plumbing.
+
+A key to seal client secrets under; the test provider's process (provider_server.py);
+the steps of a sign-in through it.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +14,27 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from django.test import Client
+from django.test import Client, override_settings
 
 from identity_providers.client_secrets import seal_client_secret
 from identity_providers.models import IdentityProvider, ProviderDomain
+from operator_core.signing_keys import generate_fernet_key
 from organizations.models import Organization
 from tests.live_servers import free_port, start_process_on
+
+PROVIDER_KEY = generate_fernet_key()
 
 SERVER = Path(__file__).resolve().parent / "provider_server.py"
 CLIENT_ID = "service-operator"
 CLIENT_SECRET = "provider-test-secret"
 SIGN_IN = "/api/auth/sign-in"
+
+
+def provider_key(current: str = PROVIDER_KEY, *fallbacks: str) -> override_settings:
+    """Settings that seal under `current` and also unseal under `fallbacks`."""
+    return override_settings(
+        OPERATOR_IDENTITY_PROVIDER_KEY=current, OPERATOR_IDENTITY_PROVIDER_KEY_FALLBACKS=[*fallbacks]
+    )
 
 
 class LiveProvider:

@@ -27,7 +27,7 @@ from organizations.models import Role
 from tests.factories import make_membership, make_module, make_organization, make_user
 from tests.flows.support import live_base_url_settings
 from tests.flows.test_browser_consent import csp_violations
-from tests.identity_providers.support import LiveProvider, configure_provider
+from tests.identity_providers.support import LiveProvider, configure_provider, provider_key
 from tests.oauth.support import pkce_pair
 from tests.support import CHROMIUM_ARGS, require_chromium
 
@@ -54,6 +54,7 @@ class SingleSignOnEndToEndTests(LiveServerTestCase):
         self.chromium = require_chromium()
         self.enterContext(live_base_url_settings(self.live_server_url))
         self.endpoint = f"{self.live_server_url}/api/mcp/operator"
+        self.enterContext(provider_key())
         self.acme = make_organization(slug="acme", name="Acme")
         configure_provider(self.acme, self.live_provider.issuer)
         self.bob = make_user(email="bob@acme.test", password="unused-by-this-test")

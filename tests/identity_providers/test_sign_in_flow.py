@@ -22,6 +22,7 @@ from tests.identity_providers.support import (
     LiveProvider,
     callback_from_provider,
     configure_provider,
+    provider_key,
     provider_url_of,
     sign_in_through_provider,
 )
@@ -40,6 +41,7 @@ class ProviderSignInTests(TestCase):
     def setUp(self) -> None:
         cache.clear()
         self.enterContext(pinned_clock())
+        self.enterContext(provider_key())
         self.acme = make_organization(slug="acme", name="Acme")
         self.provider = configure_provider(self.acme, self.live_provider.issuer)
         self.bob = make_user(email="bob@acme.test")
