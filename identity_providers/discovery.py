@@ -23,6 +23,15 @@ DISCOVERY_CACHE_SECONDS = 3600
 JWKS_CACHE_SECONDS = 3600
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 _ENDPOINTS = ("authorization_endpoint", "token_endpoint", "jwks_uri")
+# The members Authlib reads. Authlib passes its server metadata on to the `requests` session it
+# opens, where members named `proxies`, `verify` or `hooks` would configure it: nothing else is kept.
+_KEPT = (
+    "issuer",
+    *_ENDPOINTS,
+    "id_token_signing_alg_values_supported",
+    "token_endpoint_auth_methods_supported",
+    "code_challenge_methods_supported",
+)
 
 
 def _cache_key(kind: str, url: str) -> str:
@@ -45,9 +54,10 @@ def provider_metadata(issuer: str) -> dict[str, Any]:
     metadata = cache.get(key)
     if isinstance(metadata, dict):
         return metadata
-    metadata = fetch_json_object(issuer.rstrip("/") + DISCOVERY_PATH)
-    if metadata.get("issuer") != issuer or not all(is_acceptable_url(metadata.get(name)) for name in _ENDPOINTS):
+    document = fetch_json_object(issuer.rstrip("/") + DISCOVERY_PATH)
+    if document.get("issuer") != issuer or not all(is_acceptable_url(document.get(name)) for name in _ENDPOINTS):
         raise ProviderSignInRefused(Refusal.PROVIDER_MALFORMED)
+    metadata = {name: document[name] for name in _KEPT if name in document}
     cache.set(key, metadata, DISCOVERY_CACHE_SECONDS)
     return metadata
 

@@ -130,7 +130,9 @@ def _id_token_claims(request: HttpRequest, provider: IdentityProvider) -> dict[s
     """Authlib's code exchange and ID token validation, its failures mapped to our refusals."""
     client = client_for(provider)
     metadata = client.server_metadata
-    offered = metadata.get("id_token_signing_alg_values_supported") or ["RS256"]
+    offered = metadata.get("id_token_signing_alg_values_supported")
+    if not isinstance(offered, list) or not offered:
+        offered = ["RS256"]  # the default of OpenID Connect Discovery 1.0 §3
     metadata["id_token_signing_alg_values_supported"] = [name for name in offered if name in ID_TOKEN_ALGORITHMS]
     claims_options = {
         "iss": {"essential": True, "value": metadata["issuer"]},
