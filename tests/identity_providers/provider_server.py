@@ -12,7 +12,8 @@ PKCE (RFC 7636 §4.6) before it issues a signed ID token.
 - `forge`: sign the ID token with a key the JWKS does not publish, under a published `kid`;
 - `rotate`: sign with a new key under a new `kid`, published from now on;
 - `deny`: answer the authorization request with `error=access_denied`;
-- `discovery` / `jwks` / `token`: "ok", "malformed", "huge" or "slow" (answers after `slow_seconds`).
+- `discovery` / `jwks` / `token`: "ok", "malformed", "huge" or "slow" (answers after `slow_seconds`);
+  `discovery` also "another_issuer" (a document naming another issuer).
 """
 
 import base64
@@ -125,6 +126,8 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(float(self.provider.control.get("slow_seconds", 3)))
         if behaviour == "malformed":
             self._send(200, b'{"issuer": [')
+        elif behaviour == "another_issuer":
+            self._send(200, json.dumps({**document, "issuer": "https://another.example"}).encode())
         elif behaviour == "huge":
             self._send(200, b'{"padding": "' + b"x" * HUGE_BYTES + b'"}')
         else:

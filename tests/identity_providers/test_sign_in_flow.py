@@ -109,6 +109,12 @@ class ProviderSignInTests(TestCase):
         self.assertEqual(response.status_code, 302)
         self.assertEqual(self.outcomes(), ["ok", "ok"])
 
+    def test_next_on_another_host_is_not_followed_after_the_provider(self) -> None:
+        _callback, response = sign_in_through_provider(self.client, "bob@acme.test", next_url="https://evil.example/")
+
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, "You are signed in")
+
     def test_a_domain_without_a_provider_gets_the_password_field(self) -> None:
         response = self.client.post(SIGN_IN, {"email": "carol@elsewhere.test", "next": NEXT})
 
@@ -279,6 +285,14 @@ class ProviderSignInTests(TestCase):
 
     def test_a_malformed_discovery_document_is_a_page(self) -> None:
         self.live_provider.steer(discovery="malformed")
+
+        response = self.client.post(SIGN_IN, {"email": "bob@acme.test"})
+
+        self.assertContains(response, "cannot read", status_code=502)
+        self.assertEqual(self.outcomes(), ["provider_malformed"])
+
+    def test_a_discovery_document_naming_another_issuer_is_a_page(self) -> None:
+        self.live_provider.steer(discovery="another_issuer")
 
         response = self.client.post(SIGN_IN, {"email": "bob@acme.test"})
 
