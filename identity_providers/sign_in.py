@@ -101,8 +101,10 @@ def complete_sign_in(request: HttpRequest) -> ProviderSignIn:
         _record(None, outcome=Refusal.INVALID_STATE)
         raise ProviderSignInRefused(Refusal.INVALID_STATE)
     try:
-        person = _verified_person(request, provider, state=state)
+        person = _verified_person(request, provider)
     except ProviderSignInRefused as refusal:
+        # Spent whatever failed: Authlib spends it only once it reaches the code exchange.
+        store.clear_state_data(request.session, state)
         _record(provider, outcome=refusal.reason, person_id=refusal.person_id)
         refusal.typed_email = str(pending.get("email") or "")
         raise
@@ -110,11 +112,10 @@ def complete_sign_in(request: HttpRequest) -> ProviderSignIn:
     return ProviderSignIn(person=person, next_url=str(pending.get("next") or ""))
 
 
-def _verified_person(request: HttpRequest, provider: IdentityProvider, *, state: str) -> User:
+def _verified_person(request: HttpRequest, provider: IdentityProvider) -> User:
     error = request.GET.get("error")
     if error:
-        # The provider said no (OIDC Core §3.1.2.6): the pending sign-in is spent all the same.
-        state_store().clear_state_data(request.session, state)
+        # The provider said no (OIDC Core §3.1.2.6).
         detail = error if _SAFE_WORD.fullmatch(error) else ""
         raise ProviderSignInRefused(Refusal.PROVIDER_ERROR, detail=detail)
     claims = _id_token_claims(request, provider)
