@@ -17,11 +17,11 @@ from joserfc.jwk import KeySet
 
 from identity_providers.errors import ProviderSignInRefused, Refusal
 from identity_providers.fetching import fetch_json_object
+from identity_providers.validation import LOOPBACK_HOSTS
 
 DISCOVERY_PATH = "/.well-known/openid-configuration"
 DISCOVERY_CACHE_SECONDS = 3600
 JWKS_CACHE_SECONDS = 3600
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 _ENDPOINTS = ("authorization_endpoint", "token_endpoint", "jwks_uri")
 # The members Authlib reads. Authlib passes its server metadata on to the `requests` session it
 # opens, where members named `proxies`, `verify` or `hooks` would configure it: nothing else is kept.

@@ -17,6 +17,7 @@ from authlib.integrations.base_client import MismatchingStateError, OAuthError
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.encoding import punycode
 from joserfc.errors import ClaimError, ExpiredTokenError, JoseError
 
 from audit.models import AuditAction
@@ -44,12 +45,12 @@ class ProviderSignIn:
 
 
 def email_domain(email: str) -> str:
-    """The domain of `email` as ProviderDomain stores it: lower-case ASCII (IDNA)."""
-    domain = email.rpartition("@")[2].strip().rstrip(".").lower()
+    """The domain of `email` as ProviderDomain stores it (identity_providers/validation.py): lower-case ASCII."""
+    domain = email.rpartition("@")[2].strip().lower()
     try:
-        return domain.encode("idna").decode("ascii")
+        return punycode(domain).lower()
     except UnicodeError:
-        return domain
+        return domain  # no stored domain is like it
 
 
 def provider_for_email(email: str) -> IdentityProvider | None:
