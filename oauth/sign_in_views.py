@@ -6,6 +6,7 @@ the same page that works without JavaScript. Every attempt and every refusal cou
 against the sign-in limit per address and per email (oauth/limits.py).
 """
 
+from django.conf import settings
 from django.contrib.auth import authenticate, login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -25,8 +26,6 @@ from oauth.pages import FORM_PAGE_REFERRER_POLICY, allow_form_redirect_to, error
 from operator_core.errors import RetryLater
 from operator_core.page_security import REFERRER_POLICY_HEADER
 
-# The backend that loads a signed-in person on later requests; a provider's sign-in names it itself.
-ACCOUNT_BACKEND = "django.contrib.auth.backends.ModelBackend"
 PROVIDER_REQUIRED = (
     "Your organization signs its people in through its own sign-in service, so this service does not "
     "accept a password for {email}. Start again and enter only your email address."
@@ -144,7 +143,9 @@ class ProviderCallbackView(View):
             except RetryLater as error:
                 return _limited_page(request, error)
             return error_page(request, title=SIGN_IN_REFUSED_TITLE, message=refusal.message, status=refusal.http_status)
-        login(request, result.person, backend=ACCOUNT_BACKEND)
+        # No backend authenticated the person (the provider did): name the one that loads
+        # them on later requests, the first configured, as login() would with only one.
+        login(request, result.person, backend=settings.AUTHENTICATION_BACKENDS[0])
         next_url = _safe_next(result.next_url)
         if next_url:
             return HttpResponseRedirect(next_url)
