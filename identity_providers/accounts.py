@@ -35,22 +35,22 @@ def person_for_identity(provider: IdentityProvider, *, subject: str, email: str)
         link.last_signed_in_at = timezone.now()
         link.save(update_fields=["last_signed_in_at"])
         return person
-    person = _account_for_email(email)
-    if person is None:
+    account = _account_for_email(email)
+    if account is None:
         if not provider.create_requesters:
             raise ProviderSignInRefused(Refusal.NO_ACCOUNT)
-        person = _create_requester(provider, email=email)
-    elif IdentityLink.objects.filter(user=person, issuer=provider.issuer).exists():
-        raise ProviderSignInRefused(Refusal.SUBJECT_CHANGED, person_id=person.pk)
-    _require_active(person)
-    IdentityLink.objects.create(user=person, issuer=provider.issuer, subject=subject, last_signed_in_at=timezone.now())
+        account = _create_requester(provider, email=email)
+    elif IdentityLink.objects.filter(user=account, issuer=provider.issuer).exists():
+        raise ProviderSignInRefused(Refusal.SUBJECT_CHANGED, person_id=account.pk)
+    _require_active(account)
+    IdentityLink.objects.create(user=account, issuer=provider.issuer, subject=subject, last_signed_in_at=timezone.now())
     record_event(
         AuditAction.IDENTITY_LINK,
-        person_id=person.pk,
+        person_id=account.pk,
         organization_id=provider.organization_id,
         detail={"issuer": provider.issuer},
     )
-    return person
+    return account
 
 
 def _account_for_email(email: str) -> User | None:

@@ -93,8 +93,8 @@ def complete_sign_in(request: HttpRequest) -> ProviderSignIn:
     state = request.GET.get("state", "")
     pending = store.get_state_data(request.session, state) if state else None
     provider = None
-    if isinstance(pending, dict):
-        provider = IdentityProvider.objects.select_related("organization").filter(pk=pending.get("provider")).first()
+    if isinstance(pending, dict) and isinstance(pending.get("provider"), int):
+        provider = IdentityProvider.objects.select_related("organization").filter(pk=pending["provider"]).first()
     if isinstance(pending, dict) and time.time() - float(pending.get("started_at") or 0) > PENDING_SECONDS:
         store.clear_state_data(request.session, state)
         provider = None
