@@ -63,6 +63,7 @@ TOKEN_PER_CLIENT_GROUP = "oauth.token.client"
 CLIENT_WINDOW_SECONDS = 60
 # The sign-in pages, as the audit trail names them.
 SIGN_IN_PAGE = "sign_in"
+PROVIDER_SIGN_IN_PAGE = "provider_sign_in"
 ADMIN_SIGN_IN_PAGE = "admin"
 # One refusal recorded per address and window: a refused flood writes one row a minute, not one a request.
 _REFUSAL_RECORDS = FixedWindowLimiter(

@@ -10,7 +10,7 @@ application-management, introspection, device and logout views are not routed.
 from django.urls import include, path
 from oauth2_provider import views as dot_views
 
-from oauth import discovery, endpoint_views, views
+from oauth import discovery, endpoint_views, sign_in_views, views
 
 provider_patterns = [
     # RFC 8414: one document at three paths
@@ -47,7 +47,8 @@ provider_patterns = [
 ]
 
 site_patterns = [
-    path("api/auth/sign-in", views.SignInView.as_view(), name="sign-in"),
+    path("api/auth/sign-in", sign_in_views.SignInView.as_view(), name="sign-in"),
+    path("api/auth/sso/callback", sign_in_views.ProviderCallbackView.as_view(), name="provider-callback"),
     # LTI key set: a separate key, never the issuer's
     path(".well-known/jwks.json", discovery.LtiJwksView.as_view(), name="lti-jwks"),
 ]

@@ -8,17 +8,11 @@ Views parse, call one selector or service, and render. OAuth rules live in
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.contrib.auth import authenticate, login
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils.decorators import method_decorator
-from django.utils.http import url_has_allowed_host_and_scheme
-from django.views import View
 from django.views.decorators.cache import never_cache
-from django.views.decorators.csrf import csrf_protect
-from django.views.decorators.debug import sensitive_post_parameters
 from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import (
@@ -31,17 +25,15 @@ from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequir
 from oauth.audit_trail import record_authorization_decision
 from oauth.authorization_errors import error_page_message
 from oauth.consent_refusal import refusal_outside_client_policy
-from oauth.forms import ConsentForm, SignInForm
-from oauth.limits import AUTHORIZATION, SIGN_IN_PAGE, limited, require_sign_in_allowed
+from oauth.forms import ConsentForm
+from oauth.limits import AUTHORIZATION, limited
+from oauth.pages import FORM_PAGE_REFERRER_POLICY, allow_form_redirect_to, error_page, no_referrer
 from oauth.selectors import eligible_organizations, registered_redirect_uri_or_none
 from oauth.validators import require_operator_resource
 from operator_core.conf import operator_settings
-from operator_core.errors import Forbidden, RetryLater
+from operator_core.errors import Forbidden
 from operator_core.page_security import (
     REFERRER_POLICY_HEADER,
-    allow_sources,
-    form_action_source,
-    referrer_policy,
 )
 from operator_core.signed_in import signed_in_person
 from organizations.errors import NoEligibleOrganization
@@ -60,94 +52,6 @@ def _with_issuer(uri: str) -> str:
     query = [(key, value) for key, value in parse_qsl(parts.query, keep_blank_values=True) if key != "iss"]
     query.append(("iss", operator_settings().issuer))
     return urlunsplit(parts._replace(query=urlencode(query)))
-
-
-def _error_page(request: HttpRequest, *, title: str, message: str, status: int) -> HttpResponse:
-    return render(request, "oauth/error.html", {"title": title, "message": message}, status=status)
-
-
-# The OAuth pages' URLs carry the authorization request (client, redirect URI,
-# state, PKCE challenge), and the redirect back carries the code: no page or
-# client they lead to is told them. Every response of the two views sends no-referrer,
-# but the two pages whose form posts back to us: with no-referrer the browser
-# sends `Origin: null` on that POST (Fetch, "append a request Origin header"),
-# which Django's CSRF check refuses. They send strict-origin instead: the
-# origin and never a path or query, to anyone, and a real Origin on the POST.
-no_referrer = method_decorator(referrer_policy("no-referrer"), name="dispatch")
-FORM_PAGE_REFERRER_POLICY = "strict-origin"
-
-
-def _allow_form_redirect_to(response: HttpResponse, redirect_uri: str) -> None:
-    """Let a form on this page end, through our redirects, at the client's `redirect_uri`.
-
-    CSP's form-action applies to every redirect that follows a form's POST, and
-    Chromium enforces it: with `'self'` alone, the answer to the consent form
-    (and a sign-in whose authorization request ends at the client) is blocked.
-    Only a URI already checked against the client's registration comes here.
-    """
-    source = form_action_source(redirect_uri) if redirect_uri else None
-    if source:
-        allow_sources(response, "form-action", [source])
-
-
-def _pending_redirect_uri(next_url: str) -> str:
-    """The registered redirect URI of the authorization request in a sign-in's `next`, or ""."""
-    parts = urlsplit(next_url)
-    if parts.scheme or parts.netloc or parts.path != reverse("oauth2_provider:authorize"):
-        return ""
-    query = dict(parse_qsl(parts.query))
-    registered = registered_redirect_uri_or_none(query.get("client_id", ""), redirect_uri=query.get("redirect_uri", ""))
-    return registered or ""
-
-
-# --- sign-in ---------------------------------------------------------------------------
-
-
-@no_referrer
-@method_decorator([never_cache, csrf_protect, sensitive_post_parameters("password")], name="dispatch")
-class SignInView(View):
-    """Email and password sign-in in front of the authorization endpoint, rate-limited per IP and email."""
-
-    template_name = "oauth/sign_in.html"
-
-    def get(self, request: HttpRequest) -> HttpResponse:
-        form = SignInForm(initial={"next": request.GET.get("next", "")})
-        return self._render(request, form)
-
-    def post(self, request: HttpRequest) -> HttpResponse:
-        form = SignInForm(request.POST)
-        try:
-            require_sign_in_allowed(request, email=request.POST.get("email", ""), page=SIGN_IN_PAGE)
-        except RetryLater as error:
-            # Over the limit (429), or Redis unavailable (503): the limit fails closed
-            # rather than let password guessing through (docs/operations.md#outages).
-            response = self._render(request, form, error=error.message, status=error.http_status)
-            for name, value in error.headers.items():
-                response[name] = value
-            return response
-        if not form.is_valid():
-            return self._render(request, form, error="Enter your email address and password.", status=400)
-        email = form.cleaned_data["email"].strip()
-        user = authenticate(request, email=email, password=form.cleaned_data["password"])
-        if user is None:
-            # one message for unknown email and wrong password: no account enumeration
-            return self._render(request, form, error="That email and password do not match an account.", status=400)
-        login(request, user)
-        next_url = form.cleaned_data.get("next") or ""
-        if next_url and url_has_allowed_host_and_scheme(next_url, allowed_hosts=None, require_https=False):
-            return HttpResponseRedirect(next_url)
-        return self._render(request, SignInForm(), signed_in=True)
-
-    def _render(
-        self, request: HttpRequest, form: SignInForm, *, error: str = "", status: int = 200, signed_in: bool = False
-    ) -> HttpResponse:
-        context = {"form": form, "error": error, "signed_in": signed_in}
-        response = render(request, self.template_name, context, status=status)
-        if not signed_in:
-            response.headers[REFERRER_POLICY_HEADER] = FORM_PAGE_REFERRER_POLICY
-            next_url = request.POST.get("next") or request.GET.get("next") or ""
-            _allow_form_redirect_to(response, _pending_redirect_uri(next_url))
-        return response
 
 
 # --- authorization and consent ---------------------------------------------------------
@@ -254,7 +158,7 @@ class AuthorizeView(AuthorizationView):
         """The consent page; its form's answer redirects to the client (validated by DOT)."""
         response = super().render_to_response(context, **response_kwargs)
         response.headers[REFERRER_POLICY_HEADER] = FORM_PAGE_REFERRER_POLICY
-        _allow_form_redirect_to(response, context.get("redirect_uri") or "")
+        allow_form_redirect_to(response, context.get("redirect_uri") or "")
         return response
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
@@ -289,7 +193,7 @@ class AuthorizeView(AuthorizationView):
                         redirect_uri=form.cleaned_data["redirect_uri"],
                         state=form.cleaned_data.get("state"),
                     )
-                return _error_page(self.request, title="Organization not available", message=error.message, status=403)
+                return error_page(self.request, title="Organization not available", message=error.message, status=403)
             refused = refusal_outside_client_policy(
                 self.request, client_id=form.cleaned_data["client_id"], organization=self.organization
             )
@@ -300,7 +204,7 @@ class AuthorizeView(AuthorizationView):
         return super().form_valid(form)
 
     def form_invalid(self, form: ConsentForm) -> HttpResponse:
-        return _error_page(
+        return error_page(
             self.request,
             title="Incomplete request",
             message="The authorization request was incomplete. Start again from your application.",
@@ -357,7 +261,7 @@ class AuthorizeView(AuthorizationView):
             client_id=self.request.GET.get("client_id") or self.request.POST.get("client_id") or "",
             redirect_uri=self.request.GET.get("redirect_uri") or self.request.POST.get("redirect_uri") or "",
         )
-        return _error_page(
+        return error_page(
             self.request,
             title="This authorization request cannot be completed",
             message=message,

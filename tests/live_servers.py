@@ -100,6 +100,14 @@ def manage(*arguments: str, environment: dict[str, str]) -> subprocess.Completed
     )
 
 
+def start_process_on(test_class: Any, command: list[str], *, port: int, log: Path) -> subprocess.Popen:
+    """`command` in a process of its own, stopped with the test class, once it listens on `port`."""
+    process = subprocess.Popen(command, cwd=BASE_DIR, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    test_class.addClassCleanup(stop, process)
+    wait_for_port(port, process, log)
+    return process
+
+
 def start_gunicorn(
     test_class: Any, *, environment: dict[str, str], port: int, log: Path, workers: int = 2, threads: int = 1
 ) -> subprocess.Popen:

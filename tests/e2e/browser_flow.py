@@ -1,11 +1,14 @@
 """Driving the sign-in and consent pages with plain HTTP, as a person in a browser would.
 
 The SDK's OAuth provider hands a redirect handler the authorize URL; these
-helpers follow redirects, fill the sign-in form (email, password) and the
+helpers follow redirects, fill the sign-in form (the email, then the password;
+or, for a domain with an identity provider, follow the page's link to it) and the
 consent form (the first organization offered, then Allow), and stop at the
 redirect back to the client, whose query carries `code`, `state` and `iss`.
 """
 
+import html
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -60,17 +63,30 @@ def post_forms_until_redirect(
             continue
         if response.status_code != 200:
             raise AssertionError(f"sign-in stopped at HTTP {response.status_code}: {response.text[:500]}")
+        onward = _continue_link(response.text)
+        if onward:
+            # The page that sends the person to their organization's provider (a meta refresh and this link).
+            response = client.get(html.unescape(onward))
+            continue
         response = _submit(client, response, email=email, password=password)
     raise AssertionError("sign-in did not come back to the client")
+
+
+def _continue_link(page: str) -> str:
+    found = re.search(r'<a [^>]*id="continue" href="([^"]+)"', page)
+    return found.group(1) if found else ""
 
 
 def _submit(client: httpx.Client, page: httpx.Response, *, email: str, password: str) -> httpx.Response:
     parser = _FormParser()
     parser.feed(page.text)
-    form = next(form for form in parser.forms if "deny" in form.buttons or "password" in form.fields)
+    form = next(form for form in parser.forms if "deny" in form.buttons or "email" in form.fields)
     data = dict(form.fields)
+    if "email" in data:
+        # The sign-in page's first step asks for the email alone; the password, when it comes, second.
+        data["email"] = email
     if "password" in data:
-        data.update(email=email, password=password)
+        data["password"] = password
     for name, values in form.choices.items():
         data[name] = values[0]
     if "allow" in form.buttons:

@@ -109,7 +109,9 @@ class BrowserConnectionsTests(StaticLiveServerTestCase):
         return page
 
     def sign_in(self, page: Any, user: Any) -> None:
+        """The sign-in page's two steps: the email, then the password."""
         page.fill("input[name=email]", user.email)
+        page.click("button[type=submit]")
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
 
@@ -134,7 +136,7 @@ class BrowserConnectionsTests(StaticLiveServerTestCase):
         """Go to the authorization request, signing in if asked; return the PKCE verifier."""
         verifier, challenge = pkce_pair()
         page.goto(self.authorize_url(client_id, challenge, state=state))
-        if page.locator("input[name=password]").count():
+        if page.locator("input[name=email]").count():
             self.sign_in(page, as_user)
         page.wait_for_selector("#consent")
         return verifier
@@ -358,7 +360,7 @@ class BrowserConnectionsTests(StaticLiveServerTestCase):
             consent_url = page.url
 
             page.click("#switch-account button")
-            page.wait_for_selector("input[name=password]")
+            page.wait_for_selector("input[name=email]")
             self.sign_in(page, erin)
             page.wait_for_selector("#consent")
             self.assertEqual(page.url, consent_url)

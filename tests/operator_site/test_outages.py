@@ -132,7 +132,7 @@ class DatabaseOutageTests(OutageTestCase, OperatorEndpointTestCase):
     def test_the_sign_in_page_meeting_a_database_outage_is_its_own_page_with_503(self) -> None:
         user = make_user()
 
-        with mock.patch("oauth.views.authenticate", side_effect=RESTARTING):
+        with mock.patch("oauth.sign_in_views.authenticate", side_effect=RESTARTING):
             response = self.client.post(SIGN_IN, {"email": user.email, "password": PASSWORD, "next": ""})
 
         self.assertEqual(response.status_code, 503)

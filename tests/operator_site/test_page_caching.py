@@ -113,6 +113,10 @@ class PageCachingTests(OAuthTestCase):
             "api/auth/sign-in": [
                 ("sign-in", lambda: Client().get(SIGN_IN)),
                 ("sign-in refused", lambda: Client().post(SIGN_IN, {"email": self.member.email, "password": "no"})),
+                ("sign-in password step", lambda: Client().post(SIGN_IN, {"email": self.member.email})),
+            ],
+            "api/auth/sso/callback": [
+                ("single sign-on refused", lambda: Client().get("/api/auth/sso/callback?state=unknown&code=x")),
             ],
             "api/auth/oauth2/authorize": [
                 ("authorize signed out", lambda: Client().get(self.authorize_url())),
