@@ -9,21 +9,25 @@ from oauth2_provider.models import clear_expired
 from agent_auth.idempotency import purge_expired_records
 from agent_auth.outbox import purge_finished_attempts
 from agent_auth.services import purge_expired_claims
-from audit.services import purge_audit_events
+from audit.services import purge_audit_events, roll_up_usage
+from oauth.connections import record_expired_connections
 from oauth.refresh_grace import purge_expired_rotations
 from oauth.services import purge_redeemed_codes, purge_unused_clients
+from organizations.selectors import organization_time_zones
 
 
 class Command(BaseCommand):
     help = (
-        "Delete expired OAuth tokens and grants, exchanged-code records, refresh answers kept past "
+        "Record connections that expired unused in the audit trail, then delete expired OAuth tokens "
+        "and grants, exchanged-code records, refresh answers kept past "
         "their grace window, headless claims, Idempotency-Key records, finished email attempts, "
-        "audit events past their retention and registered clients that obtained no token within 24 hours. "
-        "Safe to run at any time; run it daily."
+        "audit events past their retention and registered clients that obtained no token within 24 hours; "
+        "then count the days that ended into the usage roll-up. Safe to run at any time; run it daily."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
         now = timezone.now()
+        expired = record_expired_connections(now=now)  # before DOT deletes their tokens
         clear_expired()  # DOT: expired access and refresh tokens, grants and ID tokens
         codes = purge_redeemed_codes(now=now)
         rotations = purge_expired_rotations(now=now)
@@ -32,8 +36,10 @@ class Command(BaseCommand):
         attempts = purge_finished_attempts(now=now)
         events = purge_audit_events(now=now)
         clients = purge_unused_clients(now=now)
+        usage = roll_up_usage(now=now, time_zones=organization_time_zones())
         self.stdout.write(
-            f"Purged expired tokens and grants, {codes} exchanged codes, {rotations} refresh answers, "
+            f"Recorded {expired} expired connections. Purged expired tokens and grants, {codes} exchanged codes, "
+            f"{rotations} refresh answers, "
             f"{claims} claims, {records} idempotency records, {attempts} email attempts, {events} audit events, "
-            f"{clients} unused clients."
+            f"{clients} unused clients; wrote {usage} usage counts."
         )
