@@ -38,6 +38,7 @@ class AuditAction(models.TextChoices):
     PROVIDER_CHANGE = "provider_change", "Identity provider added, changed or removed"
     PASSWORD_RESET_REQUEST = "password_reset_request", "Password reset requested"
     PASSWORD_RESET = "password_reset", "Password reset completed"
+    CONNECTION_EXPIRY = "connection_expiry", "Connection expired unused"
 
 
 class AuditEvent(models.Model):
@@ -95,3 +96,48 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} at {self.occurred_at:%Y-%m-%d %H:%M:%S}"
+
+
+class UsageFigure(models.TextChoices):
+    """What one `DailyUsage` row counts, and what its `key` names."""
+
+    TOOL = "tool", "Tool calls by tool"
+    CLIENT = "client", "Tool calls by client ID"
+    PERSON = "person", "Tool calls by person ID"
+    REFUSAL = "refusal", "Refusals by reason"
+    # One row per rolled-up day, its key empty: tells a day with no event from a day not rolled up yet.
+    ROLLED = "rolled", "Day rolled up"
+
+
+class DailyUsage(models.Model):
+    """One organization's audit events of one day, counted: a roll-up of the trail, never a record of its own.
+
+    Written by `audit.services.roll_up_usage` (the daily `purge_expired`) for the
+    days that ended, in the organization's display time zone, and deleted with
+    the events it counts (docs/development/decisions.md#usage-roll-up).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(
+        "organizations.Organization",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    time_zone = models.CharField(max_length=64)
+    day = models.DateField()
+    figure = models.CharField(max_length=16, choices=UsageFigure.choices)
+    key = models.CharField(max_length=255, blank=True)
+    count = models.PositiveIntegerField()
+
+    class Meta:
+        # The constraint's index serves the page's read: organization, zone, then a range of days.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "time_zone", "day", "figure", "key"], name="one_count_per_day_and_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.figure} {self.key} on {self.day}: {self.count}"

@@ -1,4 +1,4 @@
-"""Writes of the audit trail: one INSERT per event, and the retention purge.
+"""Writes of the audit trail: one INSERT per event, the retention purge and the daily usage roll-up.
 
 Every writer records through `record_event`, inside its own transaction when it
 has one, so an event is kept exactly when what it describes is. A tool call's
@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, cast
+from zoneinfo import ZoneInfo
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Field, Q
+from django.db.models import Field, Max, Q
 from django.utils import timezone
 
-from audit.models import OUTCOME_OK, AuditAction, AuditEvent
+from audit.models import OUTCOME_OK, AuditAction, AuditEvent, DailyUsage, UsageFigure
+from audit.usage import count_events, day_start
 from operator_core.conf import operator_settings
 from operator_core.request_log import current_request_id
 from operator_core.sql import execute
@@ -176,3 +179,55 @@ def purge_audit_events(*, now: datetime) -> int:
     )
     short_lived, _ = AuditEvent.objects.filter(unsigned, occurred_at__lt=now - ANONYMOUS_CLAIM_RETENTION).delete()
     return deleted + short_lived
+
+
+# Events are stamped before their INSERT commits (asynchronously for tool calls): a day is
+# rolled up only once it ended this long ago, so a late commit still lands in its day.
+ROLL_UP_DELAY = timedelta(minutes=5)
+
+
+def roll_up_usage(*, now: datetime, time_zones: Mapping[uuid.UUID, str]) -> int:
+    """Count each organization's days that ended into `DailyUsage`, in its display time zone; return rows written.
+
+    `time_zones` maps every organization to its zone's name. Each organization
+    continues from its last rolled-up day (in that zone), or from the first
+    whole day the retention keeps; a zone changed since is rolled up afresh.
+    Counts older than the retention go, as the events they count do. Safe to
+    run at any time: each day is counted once, in one transaction per organization.
+    """
+    oldest = now - timedelta(days=operator_settings().audit_retention_days)
+    DailyUsage.objects.filter(day__lt=oldest.date()).delete()
+    written = 0
+    for organization_id, zone_name in time_zones.items():
+        zone = ZoneInfo(zone_name)
+        with transaction.atomic():
+            DailyUsage.objects.filter(organization_id=organization_id).exclude(time_zone=zone_name).delete()
+            rolled = DailyUsage.objects.filter(
+                organization_id=organization_id, time_zone=zone_name, figure=UsageFigure.ROLLED
+            ).aggregate(through=Max("day"))["through"]
+            first = rolled + timedelta(days=1) if rolled else oldest.astimezone(zone).date() + timedelta(days=1)
+            end = (now - ROLL_UP_DELAY).astimezone(zone).date()
+            if first >= end:
+                continue
+            counts = count_events(organization_id, zone=zone, since=day_start(first, zone), until=day_start(end, zone))
+            rows = [
+                DailyUsage(
+                    organization_id=organization_id, time_zone=zone_name, day=day, figure=figure, key=key, count=count
+                )
+                for (day, figure, key), count in counts.items()
+            ]
+            days = (end - first).days
+            rows += [
+                DailyUsage(
+                    organization_id=organization_id,
+                    time_zone=zone_name,
+                    day=first + timedelta(days=offset),
+                    figure=UsageFigure.ROLLED,
+                    key="",
+                    count=0,
+                )
+                for offset in range(days)
+            ]
+            DailyUsage.objects.bulk_create(rows, batch_size=1000)
+            written += len(rows)
+    return written

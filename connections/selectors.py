@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from agent_auth.connections import HeadlessConnection, headless_connections
 from audit.selectors import ToolCallActivity, tool_call_activity
+from connections.health import FailureRow, newest_failure_since
 from oauth.client_policy import client_policy_or_none, metadata_host
 from oauth.connections import OAuthConnection, oauth_connections
 from oauth.models import Application
@@ -51,16 +52,25 @@ class ConnectionRow:
     authorized_at: datetime
     last_used_at: datetime
     tool_calls: int
+    last_call_at: datetime | None
+    # The last code exchange or refresh; None for a headless connection, which never refreshes.
+    last_refresh_at: datetime | None
+    # The newest failure of this person, organization and client since the connection was authorized.
+    failure: FailureRow | None
 
 
-def _row(connection: Connection, activity: dict[tuple[int, str, str], ToolCallActivity]) -> ConnectionRow:
+Activity = dict[tuple[int, str, str], ToolCallActivity]
+
+
+def _row(connection: Connection, activity: Activity, failures: list[FailureRow]) -> ConnectionRow:
     if isinstance(connection, OAuthConnection):
         client_id, client_name = connection.application.client_id, connection.application.name
         registration, last_token_at = registration_label(connection.application), connection.last_token_at
     else:
         client_id, client_name = connection.client_id, connection.client_name
         registration, last_token_at = HEADLESS_REGISTRATION, connection.authorized_at
-    calls = activity.get((connection.person.pk, str(connection.organization.pk), client_id))
+    key = (connection.person.pk, str(connection.organization.pk), client_id)
+    calls = activity.get(key)
     last_used_at = max(last_token_at, calls.last_call_at) if calls else last_token_at
     return ConnectionRow(
         person_email=connection.person.email,
@@ -73,11 +83,14 @@ def _row(connection: Connection, activity: dict[tuple[int, str, str], ToolCallAc
         authorized_at=connection.authorized_at,
         last_used_at=last_used_at,
         tool_calls=calls.calls if calls else 0,
+        last_call_at=calls.last_call_at if calls else None,
+        last_refresh_at=last_token_at if isinstance(connection, OAuthConnection) else None,
+        failure=newest_failure_since(failures, key=key, since=connection.authorized_at),
     )
 
 
-def _rows(connections: list[Connection], activity: dict[tuple[int, str, str], ToolCallActivity]) -> list[ConnectionRow]:
-    rows = [_row(connection, activity) for connection in connections]
+def _rows(connections: list[Connection], activity: Activity, failures: list[FailureRow]) -> list[ConnectionRow]:
+    rows = [_row(connection, activity, failures) for connection in connections]
     return sorted(rows, key=lambda row: row.last_used_at, reverse=True)
 
 
@@ -85,19 +98,28 @@ def _since() -> datetime:
     return timezone.now() - timedelta(days=ACTIVITY_DAYS)
 
 
-def connections_of_person(person: User) -> list[ConnectionRow]:
-    """The person's own live connections, into every organization, most recently used first."""
+def connections_of_person(person: User, *, failures: list[FailureRow] | None = None) -> list[ConnectionRow]:
+    """The person's own live connections, into every organization, most recently used first.
+
+    `failures` are the person's (`connections.health.failures_of_person`): each
+    row shows the newest one of its connection.
+    """
     found: list[Connection] = [*oauth_connections(person_id=person.pk), *headless_connections(person_id=person.pk)]
-    return _rows(found, tool_call_activity(since=_since(), person_id=person.pk))
+    return _rows(found, tool_call_activity(since=_since(), person_id=person.pk), failures or [])
 
 
-def connections_in_organization(organization: Organization) -> list[ConnectionRow]:
-    """Every live connection into the organization, with its tool calls of the last 30 days."""
+def connections_in_organization(
+    organization: Organization, *, failures: list[FailureRow] | None = None
+) -> list[ConnectionRow]:
+    """Every live connection into the organization, with its tool calls of the last 30 days.
+
+    `failures` are the organization's (`connections.health.failures_in_organization`).
+    """
     found: list[Connection] = [
         *oauth_connections(organization_id=organization.pk),
         *headless_connections(organization_id=organization.pk),
     ]
-    return _rows(found, tool_call_activity(since=_since(), organization_id=organization.pk))
+    return _rows(found, tool_call_activity(since=_since(), organization_id=organization.pk), failures or [])
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 Both list connections and offer no control to end one: the service's contract
 leaves that to the client and to the person's role (docs/managing-connections.md).
+The usage page and its CSV are for the same admins (docs/managing-connections.md#usage-of-an-organization);
+a `days` that is no number is answered with a 400 page, one out of range is clamped.
 The one write is the organization's client policy, a plain form (no
 JavaScript), CSRF-checked and answered with a redirect back to the page. The
 organization pages read the person's role on every request: an admin sees
@@ -18,17 +20,22 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from connections.forms import MODE_LISTED, ClientPolicyForm
+from connections.health import failures_in_organization, failures_of_person
 from connections.selectors import client_choices, connections_in_organization, connections_of_person
+from connections.usage import SPANS, span_days, usage_csv_rows, usage_of_organization
 from oauth.client_policy import normalise_metadata_hosts, policy_summary, set_client_policy
 from oauth.models import Application
+from operator_core.csv_cells import SafeCsvWriter
 from operator_core.errors import Forbidden, InvalidArguments, NotFound
 from operator_core.signed_in import signed_in_person
 from organizations.admin_access import organization_administered_by
 from organizations.models import Organization
+from organizations.selectors import display_zone
 
 OrganizationView = Callable[..., HttpResponse]
 
@@ -40,7 +47,10 @@ OrganizationView = Callable[..., HttpResponse]
 @login_required
 @require_safe
 def my_connections(request: HttpRequest) -> HttpResponse:
-    return render(request, "connections/mine.html", {"rows": connections_of_person(signed_in_person(request))})
+    person = signed_in_person(request)
+    failures = failures_of_person(person)
+    rows = connections_of_person(person, failures=failures)
+    return render(request, "connections/mine.html", {"rows": rows, "failures": failures})
 
 
 # --- an organization's connections -------------------------------------------------------
@@ -65,12 +75,15 @@ def organization_admin_page(view: OrganizationView) -> OrganizationView:
 def _organization_page(
     request: HttpRequest, organization: Organization, *, form: ClientPolicyForm | None = None, status: int = 200
 ) -> HttpResponse:
-    rows = connections_in_organization(organization)
+    failures = failures_in_organization(organization)
+    rows = connections_in_organization(organization, failures=failures)
     choices = client_choices(organization, rows)
     policy = policy_summary(organization.pk)
     context = {
         "organization": organization,
         "rows": rows,
+        "failures": failures,
+        "zone": display_zone(organization),
         "choices": choices,
         "policy": policy,
         "form": form,
@@ -111,3 +124,44 @@ def change_client_policy(request: HttpRequest, organization: Organization) -> Ht
         request, "Client policy saved. Connections it no longer admits end at their next refresh, for good."
     )
     return redirect("connections:organization", slug=organization.slug)
+
+
+# --- an organization's usage -------------------------------------------------------------
+
+CSV_COLUMNS = ("figure", "date", "key", "name", "count")
+
+
+def _bad_request(request: HttpRequest, error: InvalidArguments) -> HttpResponse:
+    return render(request, "connections/bad_request.html", {"message": error.message}, status=400)
+
+
+@require_safe
+@organization_admin_page
+def organization_usage(request: HttpRequest, organization: Organization) -> HttpResponse:
+    try:
+        days = span_days(request.GET.get("days"))
+    except InvalidArguments as error:
+        return _bad_request(request, error)
+    page = usage_of_organization(organization, days=days, now=timezone.now())
+    return render(request, "connections/usage.html", {"page": page, "organization": organization, "spans": SPANS})
+
+
+@require_safe
+@organization_admin_page
+def organization_usage_csv(request: HttpRequest, organization: Organization) -> HttpResponse:
+    try:
+        days = span_days(request.GET.get("days"))
+    except InvalidArguments as error:
+        return _bad_request(request, error)
+    filename = f"{organization.slug}-usage-{days}-days.csv"
+    response = HttpResponse(
+        content_type="text/csv; charset=utf-8", headers={"Content-Disposition": f'attachment; filename="{filename}"'}
+    )
+    # An HttpResponse is a writable text stream, though not a TextIOBase in the stubs.
+    writer = SafeCsvWriter(response, fieldnames=CSV_COLUMNS)  # type: ignore[arg-type]
+    writer.writeheader()
+    for row in usage_csv_rows(organization, days=days, now=timezone.now()):
+        writer.writerow(
+            {"figure": row.figure, "date": row.day.isoformat(), "key": row.key, "name": row.name, "count": row.count}
+        )
+    return response

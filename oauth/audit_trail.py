@@ -5,7 +5,7 @@ in the caller's transaction: a consent (granted or denied, with the organization
 chosen), a code exchanged, tokens refreshed, a refresh refused because of the
 role or the client policy, a token revoked, a replayed code and a reused
 refresh token (each refusal answered `invalid_grant` and revoking what it
-reached). Rows carry the person, the organization, the client's id and name and
+reached), and a connection that expired unused. Rows carry the person, the organization, the client's id and name and
 the scopes; never a token, a code or a secret: tokens are looked up here by
 their SHA-256 checksum, the way DOT stores them, and the checksum is not kept.
 """
@@ -137,6 +137,20 @@ def _record_refused_refresh(action: AuditAction, *, refresh_token: Any, client: 
         client_id=client.client_id,
         client_name=client.name,
         detail={"reason": reason},
+    )
+
+
+def record_connection_expiry(*, refresh_token: Any) -> None:
+    """A connection whose refresh token expired unused, recorded just before the token is deleted.
+
+    Called by `oauth.connections.record_expired_connections` from `purge_expired`.
+    """
+    record_event(
+        AuditAction.CONNECTION_EXPIRY,
+        person_id=refresh_token.user_id,
+        organization_id=refresh_token.organization_id,
+        client_id=refresh_token.application.client_id,
+        client_name=refresh_token.application.name,
     )
 
 

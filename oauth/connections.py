@@ -6,7 +6,9 @@ newest refresh token is neither revoked nor past its lifetime. It ends when
 the client revokes any of its refresh tokens (`end_revoked_connection`), or
 when a refresh is refused because the person lost their role or the
 organization's client policy no longer admits the client
-(`end_refused_connection`); the service offers no control to end one itself.
+(`end_refused_connection`), or when its refresh token expires unused
+(recorded by `record_expired_connections`); the service offers no control to
+end one itself.
 """
 
 from __future__ import annotations
@@ -76,6 +78,26 @@ def oauth_connections(
     if organization_id is not None:
         heads = heads.filter(organization_id=organization_id)
     return [_connection(head) for head in heads]
+
+
+def record_expired_connections(*, now: datetime) -> int:
+    """Write each connection whose refresh token DOT's `clear_expired` is about to delete to the audit trail.
+
+    The same rows `clear_expired` deletes as idle (a live token whose access
+    token expired a refresh lifetime ago), so that each expiry is recorded once,
+    and the person can read why the connection stopped
+    (docs/managing-connections.md#why-a-connection-stopped). Run it just before
+    `clear_expired`; returns how many were recorded.
+    """
+    cutoff = now - timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
+    expiring = RefreshToken.objects.filter(
+        revoked__isnull=True, organization__isnull=False, access_token__expires__lte=cutoff
+    ).select_related("application")
+    recorded = 0
+    for refresh_token in expiring.iterator():
+        audit_trail.record_connection_expiry(refresh_token=refresh_token)
+        recorded += 1
+    return recorded
 
 
 def end_refused_connection(refresh_token: RefreshToken, *, client: Application, reason: str) -> None:

@@ -22,7 +22,7 @@ def organization_administered_by(user: User, *, slug: str) -> Organization:
     if membership is None:
         raise NotFound("There is no such organization.")
     if membership.role != Role.ADMIN:
-        raise Forbidden("Only the organization's admins can see its connections.")
+        raise Forbidden("Only the organization's admins can see its connections and usage.")
     return membership.organization
 
 

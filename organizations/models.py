@@ -5,8 +5,10 @@ services.py. The knowledge base of an organization is the knowledge app's.
 """
 
 import uuid
+import zoneinfo
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -21,11 +23,19 @@ class Role(models.TextChoices):
 OPERATOR_ROLES = (Role.ADMIN, Role.MEMBER)
 
 
+def validate_time_zone(name: str) -> None:
+    """Refuse a name that is not an IANA time zone this machine knows."""
+    if name not in zoneinfo.available_timezones():
+        raise ValidationError(f"{name!r} is not an IANA time zone name, such as Europe/Paris.")
+
+
 class Organization(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The days and times of the organization's pages (docs/managing-connections.md#usage-of-an-organization).
+    time_zone = models.CharField(max_length=64, default="UTC", validators=[validate_time_zone])
 
     class Meta:
         ordering = ["name"]

@@ -5,6 +5,7 @@ this module. The knowledge base's reads are knowledge/selectors.py.
 """
 
 import uuid
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
@@ -72,3 +73,45 @@ def membership_or_none(*, user_id: int, organization_id: str | uuid.UUID) -> Mem
     if parsed is None:
         return None
     return Membership.objects.select_related("organization").filter(user_id=user_id, organization_id=parsed).first()
+
+
+def display_zone(organization: Organization) -> ZoneInfo:
+    """The organization's display time zone; UTC for a name this machine does not know.
+
+    The admin form refuses such a name (`validate_time_zone`); one written around
+    it, or dropped by a tzdata update, must not break the pages.
+    """
+    try:
+        return ZoneInfo(organization.time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def organization_time_zones() -> dict[uuid.UUID, str]:
+    """{organization id: the name of its display time zone (`display_zone`)}, for every organization."""
+    return {
+        organization.pk: str(display_zone(organization).key)
+        for organization in Organization.objects.only("id", "time_zone")
+    }
+
+
+def roles_of_person(person_id: int) -> dict[uuid.UUID, str]:
+    """{organization id: role} of every membership the person holds."""
+    return dict(Membership.objects.filter(user_id=person_id).values_list("organization_id", "role"))
+
+
+def roles_in_organization(organization_id: uuid.UUID) -> dict[int, str]:
+    """{person id: role} of every member of the organization."""
+    return dict(Membership.objects.filter(organization_id=organization_id).values_list("user_id", "role"))
+
+
+def organizations_by_id(organization_ids: set[uuid.UUID]) -> dict[uuid.UUID, Organization]:
+    """The organizations among `organization_ids` that exist, by id."""
+    return Organization.objects.in_bulk(list(organization_ids)) if organization_ids else {}
+
+
+def emails_of_people(person_ids: set[int]) -> dict[int, str]:
+    """{person id: email} of the people among `person_ids` that exist."""
+    if not person_ids:
+        return {}
+    return dict(User.objects.filter(pk__in=person_ids).values_list("pk", "email"))

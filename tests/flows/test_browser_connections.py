@@ -58,7 +58,9 @@ class LocalDocuments:
         return document, 3600
 
 
-class BrowserConnectionsTests(StaticLiveServerTestCase):
+class BrowserConnectionsTestCase(StaticLiveServerTestCase):
+    """Acme (Alice admin, Bob member) and Globex (Gina admin) on a live server, and the plumbing of a browser run."""
+
     @classmethod
     def setUpClass(cls) -> None:
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -221,8 +223,8 @@ class BrowserConnectionsTests(StaticLiveServerTestCase):
         for secret in self.secrets:
             self.assertNotIn(secret, rows)
 
-    # --- the flows -----------------------------------------------------------------------
 
+class BrowserConnectionsTests(BrowserConnectionsTestCase):
     def test_a_person_sees_their_connection_which_ends_when_the_client_revokes_it(self) -> None:
         client_id = self.register("Bob's Agent")
         with self.chromium_browser() as browser:

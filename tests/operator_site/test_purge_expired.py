@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import PasswordResetEmail
 from agent_auth.models import Claim, ClaimStatus, IdempotencyRecord
-from audit.models import AuditAction, AuditEvent
+from audit.models import AuditAction, AuditEvent, DailyUsage, UsageFigure
 from oauth.models import Application, ClientPolicy, RedeemedCode
 from tests.factories import make_idempotency_record, make_organization, make_user
 
@@ -163,3 +163,24 @@ class PurgeClientsAndAuditTests(TestCase):
 
         self.assertEqual(AuditEvent.objects.count(), 1)
         self.assertIn("1 audit events", output)
+
+
+class UsageRollUpTests(TestCase):
+    def test_the_days_that_ended_are_rolled_up_in_each_organizations_time_zone(self) -> None:
+        organization = make_organization()
+        organization.time_zone = "Asia/Tokyo"
+        organization.save()
+        AuditEvent.objects.create(
+            occurred_at=timezone.now() - timedelta(days=2),
+            action=AuditAction.TOOL_CALL,
+            outcome="ok",
+            organization_id=organization.pk,
+            tool="list_modules",
+        )
+        out = io.StringIO()
+
+        call_command("purge_expired", stdout=out)
+
+        rolled = DailyUsage.objects.filter(organization_id=organization.pk, figure=UsageFigure.TOOL).get()
+        self.assertEqual((rolled.time_zone, rolled.key, rolled.count), ("Asia/Tokyo", "list_modules", 1))
+        self.assertIn("usage counts", out.getvalue())
