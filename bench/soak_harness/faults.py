@@ -1,7 +1,8 @@
 """The faults of a soak run, on a schedule scaled to its length, and how long the service took to recover.
 
 A fault ends when what broke is back: PostgreSQL restarted, Redis started, the
-killed server started again, the last server of the rolling upgrade put back.
+killed server started again and answering /readyz, the last server of the
+rolling upgrade put back.
 The service has recovered when, from then on, a tool call and a headless
 registration succeed through the proxy and the proxy has every server up; the
 invariant is that this takes at most RECOVERY_SECONDS.
@@ -89,6 +90,8 @@ class Faults:
             self.before_recovery(name)
         record.recovered_after = self._recovery(record.ended)
         self.recorder.phase = "steady"
+        after = "never" if record.recovered_after is None else f"{record.recovered_after:.1f} s"
+        print(f"t={record.started:5.0f}s {name}: ended at {record.ended:.0f}s, recovered after {after}", flush=True)
         return record
 
     def postgres_restart(self, record: FaultRecord) -> None:
@@ -102,10 +105,14 @@ class Faults:
         record.note = f"Redis stopped for {self.redis_seconds:.0f} s"
 
     def server_kill(self, record: FaultRecord) -> None:
+        """The fault lasts until the new server answers /readyz: how long it boots is the machine's, not a recovery."""
         server = self.servers[0]
         server.kill()
-        record.note = f"{server.name} SIGKILLed with its workers, started again"
+        restarted = self.recorder.now()
         server.start()
+        server.wait_ready()
+        booted = self.recorder.now() - restarted
+        record.note = f"{server.name} SIGKILLed with its workers, started again, ready {booted:.1f} s later"
 
     def rolling_upgrade(self, record: FaultRecord) -> None:
         """Each server in turn to the previous release, then each back to this one."""

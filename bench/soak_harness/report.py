@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from bench.soak_harness.answers import UNEXPLAINED, Answer
 from bench.soak_harness.invariants import Result
 
-MAX_UNEXPLAINED_PRINTED = 200
+MAX_UNEXPLAINED_PRINTED = 1000
 
 
 def _group(kind: str) -> str:
@@ -36,7 +36,16 @@ def print_report(answers: list[Answer], invariants: dict[str, Result], *, header
         print(f"  {group:<20}{status:>7}  {code:<28}{category:<12}{count:>7}")
 
     unexplained = [a for a in answers if a.category == UNEXPLAINED]
-    print(f"\n== Unexplained answers ({len(unexplained)})")
+    print(f"\n== Unexplained answers ({len(unexplained)}), by phase")
+    runs: dict[tuple[str, str, int, str], list[Answer]] = defaultdict(list)
+    for answer in unexplained:
+        runs[(answer.phase, _group(answer.kind), answer.status, answer.code)].append(answer)
+    for (phase, group, status, code), same in sorted(runs.items(), key=lambda item: item[1][0].started):
+        print(
+            f"  {phase:<17} {group:<12} {status:>3} {code:<22} x{len(same):<5} "
+            f"t={same[0].started:.1f}..{same[-1].started:.1f}s  {same[0].detail[:70]}"
+        )
+    print("  each one:")
     for answer in unexplained[:MAX_UNEXPLAINED_PRINTED]:
         print(
             f"  t={answer.started:7.1f}s {answer.phase:<17} {answer.kind:<22} {answer.status:>3} {answer.code:<24} "
