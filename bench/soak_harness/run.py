@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # imported at run time once Django is set up
 
 SOAK_FILE = "bench/soak.py"
 HAPROXY = "/usr/sbin/haproxy"
+CALLERS = 3  # threads per person and tool: below the 4 calls at once each may have
 TOOLS = {"list_modules": {"limit": 25}, "search_knowledge": {"query": "forklift inspection", "limit": 10}}
 
 
@@ -181,10 +182,12 @@ def soak(settings: argparse.Namespace, workdir: Path, cleanup: contextlib.ExitSt
     cleanup.callback(context.stopping.set)  # a run that fails midway stops its clients first
     duration = settings.duration
     interval = len(TOOLS) * settings.people / (settings.load * settings.tool_limit / 60)
+    # Several callers per counter, so that the offered rate holds while answers are slow.
     threads = [
-        threading.Thread(target=tool_caller, args=(context, token, tool, arguments, interval), daemon=True)
+        threading.Thread(target=tool_caller, args=(context, token, tool, arguments, interval * CALLERS), daemon=True)
         for _, token in seeded.tool_people
         for tool, arguments in TOOLS.items()
+        for _ in range(CALLERS)
     ]
     refreshers = [
         Refresher(context, person, interval=2.0, replay_at=0.35 * duration if number == 0 else None)
@@ -260,9 +263,12 @@ def finish(
             answers
         ),
     }
+    calls = sum(1 for answer in answers if answer.kind.startswith("tool:"))
+    target = settings.load * settings.tool_limit / 60
     header = [
         f"duration {settings.duration:.0f} s, {settings.people} people x {len(TOOLS)} tools at {settings.load:g}x "
-        f"the per-tool limit of {settings.tool_limit}/min",
+        f"the per-tool limit of {settings.tool_limit}/min: {target:.1f} calls/s wanted, "
+        f"{calls / max(recorder.now(), 1):.1f} sent on average (all tool calls over the whole run)",
         f"rolling upgrade to {revision[:12]} and back; email worker restarted {worker.restarts} times",
     ]
     if settings.sabotage:
