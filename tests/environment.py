@@ -9,7 +9,7 @@ servers some tests start (tests/live_servers.py) inherit the same environment.
 A test that needs another value pins it (`override_settings`, or the
 environment it gives its subprocess). Kept: what picks the services and files
 the suite runs against (`KEPT`), which CI sets (.ci/run). Why:
-docs/development/decisions.md#a-suite-independent-of-the-shell.
+docs/development/decisions.md#operating ("The suite depends on no shell").
 """
 
 from __future__ import annotations

@@ -40,6 +40,8 @@ SNAKE_CASE = re.compile(r"`([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?:\(\))?`")
 # the code never spells out.
 EXTERNAL_NAMES = {
     # PostgreSQL's and Django's.
+    "USERNAME_FIELD",
+    "default_token_generator",
     "gin_pending_list_limit",
     "wal_autocheckpoint",
     "server_side_binding",
