@@ -121,7 +121,7 @@ def _verified_person(request: HttpRequest, provider: IdentityProvider) -> User:
         raise ProviderSignInRefused(Refusal.PROVIDER_ERROR, detail=detail)
     claims = _id_token_claims(request, provider)
     email = claims.get("email")
-    if claims.get("email_verified") is not True or not isinstance(email, str) or "@" not in email:
+    if not _email_is_verified(claims) or not isinstance(email, str) or "@" not in email:
         raise ProviderSignInRefused(Refusal.EMAIL_UNVERIFIED)
     if not ProviderDomain.objects.filter(provider=provider, domain=email_domain(email)).exists():
         raise ProviderSignInRefused(Refusal.EMAIL_OUTSIDE_DOMAINS)
@@ -178,3 +178,15 @@ def _record(provider: IdentityProvider | None, *, outcome: str, person_id: int |
         organization_id=provider.organization_id if provider else None,
         detail={"issuer": provider.issuer} if provider else {},
     )
+
+
+def _email_is_verified(claims: dict[str, Any]) -> bool:
+    """`email_verified` is true; or, absent, Microsoft Entra ID's `xms_edov` is.
+
+    Entra's ID tokens carry no `email_verified`; its optional claim `xms_edov` says the
+    tenant verified it owns the email's domain (docs/single-sign-on.md#microsoft-entra-id).
+    An explicit `email_verified: false` is never overridden.
+    """
+    if "email_verified" in claims:
+        return claims["email_verified"] is True
+    return claims.get("xms_edov") is True

@@ -98,8 +98,10 @@ class HeadlessClient:
                 thread.start()
             for thread in threads:
                 thread.join()
-            # Of two starts at once, the one answered last holds the claim token that replaced the other's.
-            return self.latest.get(key, answers[0])
+            # Of two starts at once, the repeat (marked Idempotent-Replayed) ran after the first and
+            # holds the claim token that replaced the first's; answers can arrive in either order.
+            replayed = [a for a in answers if a is not None and a.headers.get("idempotent-replayed") == "true"]
+            return replayed[0] if replayed else answers[0]
         first = self._post(kind, url, body, key)
         if mode != "retried":
             return first

@@ -230,6 +230,29 @@ class ProviderSignInTests(TestCase):
 
         self.assert_refused(response, "email_unverified", "has not verified your email")
 
+    def test_entra_s_domain_verified_claim_stands_for_a_missing_email_verified(self) -> None:
+        self.live_provider.steer(identity={"sub": "bob-1", "email": "bob@acme.test", "xms_edov": True})
+
+        _callback, response = sign_in_through_provider(self.client, "bob@acme.test", next_url=NEXT)
+
+        self.assertEqual(response["Location"], NEXT)
+        self.assertEqual(int(self.client.session["_auth_user_id"]), self.bob.pk)
+
+    def test_an_email_neither_verified_nor_of_a_verified_domain_is_refused(self) -> None:
+        cases = [
+            {"email_verified": False, "xms_edov": True},  # an explicit false is never overridden
+            {"xms_edov": False},
+            {},
+        ]
+        for number, flags in enumerate(cases):
+            with self.subTest(flags=flags):
+                self.client.logout()
+                self.live_provider.steer(identity={"sub": f"bob-{number}", "email": "bob@acme.test", **flags})
+
+                _callback, response = sign_in_through_provider(self.client, "bob@acme.test")
+
+                self.assert_refused(response, "email_unverified", "has not verified your email")
+
     def test_an_email_outside_the_providers_domains_is_refused(self) -> None:
         make_user(email="bob@globex.test")  # someone else's account, which Acme's provider must not reach
         self.live_provider.person(sub="bob-1", email="bob@globex.test")
