@@ -114,3 +114,8 @@ class OAuthTestCase(TestCase):
     @staticmethod
     def operator_endpoint() -> str:
         return operator_settings().operator_endpoint_url
+
+
+def query_of(location: str) -> dict[str, list[str]]:
+    """The query parameters of a redirect's `Location`."""
+    return parse_qs(urlsplit(location).query)
