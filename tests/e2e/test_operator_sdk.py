@@ -17,14 +17,14 @@ import httpx2
 from django.conf import settings
 from django.test import LiveServerTestCase, override_settings
 from mcp import Client
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 from mcp.shared.exceptions import MCPError
 
 from examples.operator_client import MemoryTokenStorage
 from organizations.models import Role
 from tests.e2e.browser_flow import post_forms_until_redirect
+from tests.e2e.sdk_oauth import public_client_provider
 from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_source, make_user, token_for
 from tests.mcp_requests import legacy_initialize
 
@@ -84,31 +84,14 @@ class OperatorSdkTests(LiveServerTestCase):
         )
 
     def provider(self, storage: MemoryTokenStorage) -> OAuthClientProvider:
-        redirect: dict[str, str] = {}
-
-        async def redirect_handler(authorization_url: str) -> None:
+        async def authorize(authorization_url: str) -> dict[str, str]:
             with httpx.Client(timeout=30) as browser:
-                redirect.update(
-                    post_forms_until_redirect(
-                        browser, authorization_url, redirect_uri=REDIRECT_URI, email="bob@acme.test", password=PASSWORD
-                    )
+                return post_forms_until_redirect(
+                    browser, authorization_url, redirect_uri=REDIRECT_URI, email="bob@acme.test", password=PASSWORD
                 )
 
-        async def callback_handler() -> AuthorizationCodeResult:
-            return AuthorizationCodeResult(code=redirect["code"], state=redirect.get("state"), iss=redirect.get("iss"))
-
-        return OAuthClientProvider(
-            server_url=self.endpoint,
-            client_metadata=OAuthClientMetadata(
-                client_name="SDK end-to-end test",
-                redirect_uris=[REDIRECT_URI],
-                grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"],
-                token_endpoint_auth_method="none",
-            ),
-            storage=storage,
-            redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
+        return public_client_provider(
+            self.endpoint, storage, client_name="SDK end-to-end test", redirect_uri=REDIRECT_URI, authorize=authorize
         )
 
     async def run_session(self, storage: MemoryTokenStorage) -> dict:

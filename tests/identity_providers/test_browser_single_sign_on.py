@@ -18,12 +18,12 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx2
 from django.test import LiveServerTestCase
 from mcp import Client
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
 from examples.operator_client import MemoryTokenStorage
 from organizations.models import Role
+from tests.e2e.sdk_oauth import public_client_provider
 from tests.factories import make_membership, make_module, make_organization, make_user
 from tests.flows.support import live_base_url_settings
 from tests.flows.test_browser_consent import csp_violations
@@ -95,26 +95,11 @@ class SingleSignOnEndToEndTests(LiveServerTestCase):
                 context.close()
 
     def oauth(self, storage: MemoryTokenStorage) -> OAuthClientProvider:
-        redirect: dict[str, str] = {}
+        async def authorize(authorization_url: str) -> dict[str, str]:
+            return await asyncio.to_thread(self.browse, authorization_url, consent=True)
 
-        async def redirect_handler(authorization_url: str) -> None:
-            redirect.update(await asyncio.to_thread(self.browse, authorization_url, consent=True))
-
-        async def callback_handler() -> AuthorizationCodeResult:
-            return AuthorizationCodeResult(code=redirect["code"], state=redirect.get("state"), iss=redirect.get("iss"))
-
-        return OAuthClientProvider(
-            server_url=self.endpoint,
-            client_metadata=OAuthClientMetadata(
-                client_name="SSO end-to-end test",
-                redirect_uris=[REDIRECT_URI],
-                grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"],
-                token_endpoint_auth_method="none",
-            ),
-            storage=storage,
-            redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
+        return public_client_provider(
+            self.endpoint, storage, client_name="SSO end-to-end test", redirect_uri=REDIRECT_URI, authorize=authorize
         )
 
     async def session(self, storage: MemoryTokenStorage) -> tuple[list[str], Any]:
