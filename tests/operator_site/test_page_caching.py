@@ -104,6 +104,7 @@ class PageCachingTests(OAuthTestCase):
     def page_samples(self) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         """For each page's route, the requests that show it in each of its states."""
         organization_page = reverse("connections:organization", kwargs={"slug": self.organization.slug})
+        usage_page = reverse("connections:usage", kwargs={"slug": self.organization.slug})
         return {
             "": [
                 ("front page signed out", lambda: Client().get("/")),
@@ -143,6 +144,14 @@ class PageCachingTests(OAuthTestCase):
             "organizations/<slug:slug>/connections/": [
                 ("organization connections", lambda: browser_of(self.admin).get(organization_page)),
                 ("organization connections refused", lambda: browser_of(self.member).get(organization_page)),
+            ],
+            "organizations/<slug:slug>/usage/": [
+                ("organization usage", lambda: browser_of(self.admin).get(usage_page)),
+                ("organization usage refused", lambda: browser_of(self.member).get(usage_page)),
+                ("organization usage bad input", lambda: browser_of(self.admin).get(f"{usage_page}?days=x")),
+            ],
+            "organizations/<slug:slug>/usage/export.csv": [
+                ("organization usage export", lambda: browser_of(self.admin).get(f"{usage_page}export.csv")),
             ],
             "organizations/<slug:slug>/connections/policy": [
                 (

@@ -71,6 +71,7 @@ class AdminRoleChangeTests(AdminTestCase):
             {
                 "name": organization.name,
                 "slug": organization.slug,
+                "time_zone": organization.time_zone,
                 "memberships-TOTAL_FORMS": "1",
                 "memberships-INITIAL_FORMS": "1",
                 "memberships-MIN_NUM_FORMS": "0",
@@ -109,6 +110,7 @@ class AdminRoleChangeTests(AdminTestCase):
             {
                 "name": organization.name,
                 "slug": organization.slug,
+                "time_zone": organization.time_zone,
                 "memberships-TOTAL_FORMS": "1",
                 "memberships-INITIAL_FORMS": "0",
                 "memberships-MIN_NUM_FORMS": "0",
@@ -132,6 +134,7 @@ class AdminRoleChangeTests(AdminTestCase):
             {
                 "name": organization.name,
                 "slug": organization.slug,
+                "time_zone": organization.time_zone,
                 "memberships-TOTAL_FORMS": "2",
                 "memberships-INITIAL_FORMS": "1",
                 "memberships-MIN_NUM_FORMS": "0",
