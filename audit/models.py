@@ -39,6 +39,7 @@ class AuditAction(models.TextChoices):
     PASSWORD_RESET_REQUEST = "password_reset_request", "Password reset requested"
     PASSWORD_RESET = "password_reset", "Password reset completed"
     CONNECTION_EXPIRY = "connection_expiry", "Connection expired unused"
+    ID_JAG_GRANT = "id_jag_grant", "Access granted or refused by an identity provider's ID-JAG"
 
 
 class AuditEvent(models.Model):

@@ -8,6 +8,9 @@
 - No account: created, with a `requester` membership in the provider's organization,
   only when the provider has `create_requesters`; else refused (`no_account`).
 No provider grants `admin` or `member` (docs/development/decisions.md#single-sign-on).
+An ID-JAG (identity_providers/id_jag.py) goes through the same rules, except that it
+links by email only when the provider says so, may carry no email once linked,
+and never creates an account (`person_for_id_jag`).
 """
 
 from django.contrib.auth import get_user_model
@@ -25,20 +28,27 @@ from organizations.services import add_membership
 
 
 @transaction.atomic
-def person_for_identity(provider: IdentityProvider, *, subject: str, email: str) -> User:
-    """The account that `subject`, with the verified `email`, signs in as; `ProviderSignInRefused` if none may."""
+def person_for_identity(
+    provider: IdentityProvider, *, subject: str, email: str, link_by_email: bool = True, may_create: bool = True
+) -> User:
+    """The account that `subject`, with the verified `email`, signs in as; `ProviderSignInRefused` if none may.
+
+    `email` may be empty only when `link_by_email` is False: then a link alone names the account.
+    """
     link = IdentityLink.objects.select_related("user").filter(issuer=provider.issuer, subject=subject).first()
     if link is not None:
         person = link.user
-        if normalized_email(person.email) != normalized_email(email):
+        if email and normalized_email(person.email) != normalized_email(email):
             raise ProviderSignInRefused(Refusal.EMAIL_CHANGED, person_id=person.pk)
         _require_active(person)
         link.last_signed_in_at = timezone.now()
         link.save(update_fields=["last_signed_in_at"])
         return person
+    if not link_by_email or not email:
+        raise ProviderSignInRefused(Refusal.NOT_LINKED)
     account = person_for_email_or_none(email)
     if account is None:
-        if not provider.create_requesters:
+        if not (may_create and provider.create_requesters):
             raise ProviderSignInRefused(Refusal.NO_ACCOUNT)
         account = _create_requester(provider, email=email)
     elif IdentityLink.objects.filter(user=account, issuer=provider.issuer).exists():

@@ -24,6 +24,7 @@ from identity_providers.services import (
     change_provider,
     remove_provider,
     valid_client_secret,
+    valid_ema_client_ids,
     valid_settings,
 )
 from identity_providers.validation import MAX_ISSUER_LENGTH, valid_domain, valid_issuer
@@ -102,7 +103,47 @@ class IdentityProviderForm(forms.ModelForm):
 
     class Meta:
         model = IdentityProvider
-        fields = ("organization", "issuer", "client_id", "required", "create_requesters")
+        fields = (
+            "organization",
+            "issuer",
+            "client_id",
+            "required",
+            "create_requesters",
+            "enterprise_managed",
+            "ema_client_ids",
+            "link_by_email",
+        )
+        labels = {"enterprise_managed": "Enterprise-managed authorization", "ema_client_ids": "Enterprise clients"}
+        help_texts = {
+            "enterprise_managed": "Accept ID-JAGs this provider signs as grants for the organization, "
+            "with no consent page (docs/authentication.md#enterprise-managed-authorization).",
+            "link_by_email": "Link an ID-JAG's unlinked subject to the account of its email when the email "
+            "is in the provider's domains, as a first single sign-on does.",
+        }
+
+    ema_client_ids = forms.CharField(
+        label="Enterprise clients",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="The client IDs its ID-JAGs may name, one per line. Empty: any client registered here.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.initial["ema_client_ids"] = "\n".join(self.instance.ema_client_ids)
+
+    def clean_ema_client_ids(self) -> list[str]:
+        return list(_checked(valid_ema_client_ids, str(self.cleaned_data["ema_client_ids"]).splitlines()))
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())
+        if (cleaned.get("ema_client_ids") or cleaned.get("link_by_email")) and not cleaned.get("enterprise_managed"):
+            # What valid_settings refuses, said on the form rather than at the save.
+            raise forms.ValidationError(
+                "Enterprise clients and linking by email apply only with enterprise-managed authorization on."
+            )
+        return cleaned
 
     def clean_issuer(self) -> str:
         return cast(str, _checked(valid_issuer, self.cleaned_data["issuer"]))
@@ -118,8 +159,16 @@ class IdentityProviderForm(forms.ModelForm):
 class IdentityProviderAdmin(admin.ModelAdmin):
     form = IdentityProviderForm
     inlines = (ProviderDomainInline,)
-    list_display = ("issuer", "organization", "client_id", "domain_list", "required", "create_requesters")
-    list_filter = ("required", "create_requesters")
+    list_display = (
+        "issuer",
+        "organization",
+        "client_id",
+        "domain_list",
+        "required",
+        "create_requesters",
+        "enterprise_managed",
+    )
+    list_filter = ("required", "create_requesters", "enterprise_managed")
     search_fields = ("issuer", "organization__slug", "domains__domain")
     list_select_related = ("organization",)
     readonly_fields = ("created_at", "updated_at")
@@ -156,6 +205,9 @@ class IdentityProviderAdmin(admin.ModelAdmin):
             domains=domains,
             required=provider.required,
             create_requesters=provider.create_requesters,
+            enterprise_managed=provider.enterprise_managed,
+            ema_client_ids=provider.ema_client_ids,
+            link_by_email=provider.link_by_email,
         )
         secret = cast(str, form.cleaned_data["client_secret"])
         person = signed_in_person(request)

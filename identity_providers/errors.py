@@ -23,6 +23,7 @@ class Refusal(StrEnum):
     EMAIL_CHANGED = "email_changed"
     SUBJECT_CHANGED = "subject_changed"
     NO_ACCOUNT = "no_account"
+    NOT_LINKED = "not_linked"
     ACCOUNT_INACTIVE = "account_inactive"
 
 
@@ -69,6 +70,7 @@ _MESSAGES = {
         "You signed in at your organization's sign-in service, but you have no account here. "
         "Ask an admin of your organization to add you."
     ),
+    Refusal.NOT_LINKED: "Your account at your organization's sign-in service is linked to no account here.",
     Refusal.ACCOUNT_INACTIVE: "Your account here is deactivated. Ask an administrator of this service.",
 }
 

@@ -24,6 +24,13 @@ class IdentityProvider(models.Model):
     required = models.BooleanField(default=False)
     # A person the provider signs in with no membership gets one as `requester`; else refused.
     create_requesters = models.BooleanField(default=False)
+    # Enterprise-managed authorization: ID-JAGs this issuer signs are grants for this organization
+    # (identity_providers/id_jag.py). Its key set is the one its discovery document names.
+    enterprise_managed = models.BooleanField(default=False)
+    # The client IDs an ID-JAG of this provider may name; empty: any client registered here.
+    ema_client_ids = models.JSONField(default=list, blank=True)
+    # An ID-JAG whose `sub` is not linked yet links it by its `email`, as a first sign-in does.
+    link_by_email = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -29,6 +29,7 @@ VIA_ADMIN = "admin"
 VIA_COMMAND = "command"
 MAX_CLIENT_ID_LENGTH = 255  # IdentityProvider.client_id
 MAX_CLIENT_SECRET_LENGTH = 1024  # far above any provider's; the sealed form grows by a third
+MAX_EMA_CLIENTS = 100
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,25 @@ class ProviderSettings:
     domains: tuple[str, ...]
     required: bool = False
     create_requesters: bool = False
+    # Enterprise-managed authorization (docs/authentication.md#enterprise-managed-authorization).
+    enterprise_managed: bool = False
+    ema_client_ids: tuple[str, ...] = ()
+    link_by_email: bool = False
+
+
+# The fields of ProviderSettings stored as they are, compared and audited by name.
+_PLAIN_FIELDS = ("client_id", "required", "create_requesters", "enterprise_managed", "link_by_email")
 
 
 def valid_settings(
-    *, client_id: str, domains: Iterable[str], required: bool, create_requesters: bool
+    *,
+    client_id: str,
+    domains: Iterable[str],
+    required: bool,
+    create_requesters: bool,
+    enterprise_managed: bool = False,
+    ema_client_ids: Iterable[str] = (),
+    link_by_email: bool = False,
 ) -> ProviderSettings:
     """The settings in their stored form: domains normalised, each once, in order."""
     client_id = client_id.strip()
@@ -51,7 +67,40 @@ def valid_settings(
     normalised = tuple(sorted({valid_domain(domain) for domain in domains}))
     if not normalised:
         raise InvalidArguments("Give at least one email domain the provider serves.", field="domain")
-    return ProviderSettings(client_id, normalised, required=required, create_requesters=create_requesters)
+    clients = valid_ema_client_ids(ema_client_ids)
+    if (clients or link_by_email) and not enterprise_managed:
+        raise InvalidArguments(
+            "The enterprise-managed clients and linking by email apply only to a provider trusted for "
+            "enterprise-managed authorization: set that too, or leave them out.",
+            field="enterprise_managed",
+        )
+    return ProviderSettings(
+        client_id,
+        normalised,
+        required=required,
+        create_requesters=create_requesters,
+        enterprise_managed=enterprise_managed,
+        ema_client_ids=clients,
+        link_by_email=link_by_email,
+    )
+
+
+def valid_ema_client_ids(values: Iterable[str]) -> tuple[str, ...]:
+    """Client IDs an ID-JAG may name, each once, sorted: no blanks inside, at most 255 characters each."""
+    clients: set[str] = set()
+    for value in values:
+        client_id = value.strip()
+        if not client_id:
+            continue
+        if len(client_id) > MAX_CLIENT_ID_LENGTH or any(character.isspace() for character in client_id):
+            raise InvalidArguments(
+                f"{client_id[:60]!r} is not a client ID: one word of at most {MAX_CLIENT_ID_LENGTH} characters.",
+                field="ema_client_ids",
+            )
+        clients.add(client_id)
+    if len(clients) > MAX_EMA_CLIENTS:
+        raise InvalidArguments(f"List at most {MAX_EMA_CLIENTS} clients.", field="ema_client_ids")
+    return tuple(sorted(clients))
 
 
 def valid_client_secret(secret: str) -> str:
@@ -89,12 +138,15 @@ def add_provider(
                 client_secret_sealed=sealed,
                 required=settings.required,
                 create_requesters=settings.create_requesters,
+                enterprise_managed=settings.enterprise_managed,
+                ema_client_ids=list(settings.ema_client_ids),
+                link_by_email=settings.link_by_email,
             )
             ProviderDomain.objects.bulk_create(ProviderDomain(provider=provider, domain=d) for d in settings.domains)
     except IntegrityError:
         # Another writer took the issuer or a domain between the checks and the INSERTs.
         raise Conflict("The issuer or a domain was just taken by another provider; try again.") from None
-    fields = ["issuer", "client_id", "client_secret", "domains", "required", "create_requesters"]
+    fields = ["issuer", "client_secret", "domains", *_PLAIN_FIELDS, "ema_client_ids"]
     _record(provider, change="added", fields=fields, changed_by=changed_by, via=via)
     return provider
 
@@ -114,11 +166,9 @@ def change_provider(
     """
     locked = IdentityProvider.objects.select_for_update().get(pk=provider.pk)
     current = set(locked.domains.values_list("domain", flat=True))
-    changed = [
-        name
-        for name in ("client_id", "required", "create_requesters")
-        if getattr(locked, name) != getattr(settings, name)
-    ]
+    changed = [name for name in _PLAIN_FIELDS if getattr(locked, name) != getattr(settings, name)]
+    if tuple(locked.ema_client_ids) != settings.ema_client_ids:
+        changed.append("ema_client_ids")
     if client_secret is not None and _secret_differs(locked, valid_client_secret(client_secret)):
         changed.append("client_secret")
         locked.client_secret_sealed = seal_client_secret(client_secret)
@@ -127,9 +177,9 @@ def change_provider(
     if not changed:
         return []
     _require_free(settings.domains, provider_id=locked.pk)
-    locked.client_id = settings.client_id
-    locked.required = settings.required
-    locked.create_requesters = settings.create_requesters
+    for name in _PLAIN_FIELDS:
+        setattr(locked, name, getattr(settings, name))
+    locked.ema_client_ids = list(settings.ema_client_ids)
     try:
         with transaction.atomic():
             locked.save()

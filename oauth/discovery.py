@@ -16,6 +16,7 @@ from oauth2_provider.views import (
     OAuthServerMetadataView,
 )
 
+from oauth.id_jag_grant import ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT_TYPE
 from oauth.selectors import lti_key_set
 from oauth.services import REGISTRATION_CLOSED
 from operator_core.conf import operator_settings
@@ -39,6 +40,10 @@ class ServerMetadataView(OAuthServerMetadataView):
             data.pop("registration_endpoint", None)
         data.pop("introspection_endpoint", None)
         data.pop("introspection_endpoint_auth_methods_supported", None)
+        # Always, whether or not a provider is trusted yet: the same bytes for everyone, and
+        # whether an organization trusts one is not the world's to read (docs/authentication.md).
+        data["grant_types_supported"] = [*data.get("grant_types_supported", []), JWT_BEARER_GRANT_TYPE]
+        data["authorization_grant_profiles_supported"] = [ID_JAG_GRANT_PROFILE]
         return _json(data)
 
 
@@ -50,6 +55,7 @@ class OpenIDConfigurationView(ConnectDiscoveryInfoView):
         oauth_metadata = json.loads(ServerMetadataView.as_view()(request).content)
         for key in (
             "grant_types_supported",
+            "authorization_grant_profiles_supported",
             "registration_endpoint",
             "revocation_endpoint",
             "revocation_endpoint_auth_methods_supported",

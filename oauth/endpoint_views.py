@@ -1,4 +1,4 @@
-"""The authorization server's JSON endpoints: token (RFC 6749), registration (RFC 7591), revocation (RFC 7009).
+"""The authorization server's JSON endpoints: token (RFC 6749, 7523), registration (RFC 7591), revocation (RFC 7009).
 
 Each is DOT's view with our limits (oauth/limits.py) and, for registration,
 our client rules (`register_client` in oauth/services.py). The pages (sign-in,
@@ -13,6 +13,7 @@ from django.utils.decorators import method_decorator
 from oauth2_provider import views as dot_views
 from oauth2_provider.views import DynamicClientRegistrationView
 
+from oauth.id_jag_grant import JWT_BEARER_GRANT_TYPE, id_jag_token_response
 from oauth.limits import REGISTRATION, REVOCATION, TOKEN, limited, presented_client_id
 from oauth.services import ClientMetadataError, RegistrationClosed, register_client
 from operator_core.conf import operator_settings
@@ -56,12 +57,17 @@ class TokenView(dot_views.TokenView):
     With the grant row locked in `validate_code`, two concurrent exchanges of one
     code serialize: the second finds the code redeemed and revokes what the first
     issued, instead of both minting tokens. A request whose HTTP Basic client and
-    body `client_id` differ is `invalid_client` before DOT sees it.
+    body `client_id` differ is `invalid_client` before DOT sees it. An ID-JAG
+    presented as a JWT bearer grant never reaches DOT (oauth/id_jag_grant.py).
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if _basic_and_body_clients_disagree(request):
             return _conflicting_clients_response()
+        if request.POST.get("grant_type") == JWT_BEARER_GRANT_TYPE:
+            # A grant DOT and oauthlib do not know: ours alone (oauth/id_jag_grant.py).
+            with transaction.atomic():
+                return id_jag_token_response(request)
         return self._exchange(request, *args, **kwargs)
 
     @method_decorator(transaction.atomic)

@@ -13,7 +13,15 @@ PKCE (RFC 7636 §4.6) before it issues a signed ID token.
 - `rotate`: sign with a new key under a new `kid`, published from now on;
 - `deny`: answer the authorization request with `error=access_denied`;
 - `discovery` / `jwks` / `token`: "ok", "malformed", "huge" or "slow" (answers after `slow_seconds`);
-  `discovery` also "another_issuer" (a document naming another issuer).
+  `discovery` also "another_issuer" (a document naming another issuer);
+- `id_jag_client_id`: the `client_id` of the ID-JAGs the token exchange issues.
+
+For enterprise-managed authorization it is also the enterprise's provider: the token
+endpoint answers an RFC 8693 token exchange of an ID token it issued for an ID-JAG
+(draft-ietf-oauth-identity-assertion-authz-grant §4.3) naming the requested
+`audience`, `resource` and `scope`. `POST /id-jag` (JSON `claims`, `header`, `forge`)
+signs any ID-JAG a test describes, hostile ones included: `header.alg` "HS256" signs
+with a shared secret, as no provider may.
 """
 
 import base64
@@ -28,9 +36,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from joserfc import jwt
-from joserfc.jwk import KeySet, RSAKey
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet, OctKey, RSAKey
 
 HUGE_BYTES = 2 * 1024 * 1024
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
 
 
 class Provider:
@@ -76,11 +88,57 @@ class Provider:
             self.codes[code] = {**query, "identity": dict(self.control.get("identity") or {})}
         return f"{redirect_uri}?{urlencode({'code': code, 'state': query.get('state', '')})}"
 
+    def signing_key(self, *, forge: bool = False) -> RSAKey:
+        key = self.keys[-1]
+        if forge:
+            return RSAKey.generate_key(2048, parameters={"kid": key.kid, "use": "sig", "alg": "RS256"})
+        return key
+
+    def id_jag(self, claims: dict[str, Any], header: dict[str, Any] | None = None, forge: bool = False) -> str:
+        """An ID-JAG with these claims, signed as `header` says (RS256 with the current key by default)."""
+        key: RSAKey | OctKey = self.signing_key(forge=forge)
+        protected = {"alg": "RS256", "typ": "oauth-id-jag+jwt", "kid": key.kid, **(header or {})}
+        if protected["alg"].startswith("HS"):
+            key = OctKey.import_key(secrets.token_bytes(32))
+        return jwt.encode(protected, claims, key, algorithms=[protected["alg"]])
+
+    def exchange(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        """RFC 8693 §2.2: an ID-JAG for the person of an ID token this provider issued."""
+        if form.get("requested_token_type") != ID_JAG_TOKEN_TYPE or form.get("subject_token_type") != ID_TOKEN_TYPE:
+            return 400, {"error": "invalid_request"}
+        try:
+            subject = jwt.decode(form.get("subject_token", ""), KeySet(self.keys)).claims
+        except (JoseError, ValueError):
+            return 400, {"error": "invalid_grant"}
+        now = int(time.time())
+        claims = {
+            "iss": self.issuer,
+            "sub": subject["sub"],
+            "aud": form.get("audience"),
+            "client_id": self.control.get("id_jag_client_id", self.client_id),
+            "jti": secrets.token_urlsafe(16),
+            "iat": now,
+            "exp": now + 300,
+            **({"resource": form["resource"]} if form.get("resource") else {}),
+            **({"scope": form["scope"]} if form.get("scope") else {}),
+            **({"email": subject["email"]} if subject.get("email") else {}),
+            **(self.control.get("claims") or {}),
+        }
+        document = {
+            "access_token": self.id_jag(claims, forge=bool(self.control.get("forge"))),
+            "issued_token_type": ID_JAG_TOKEN_TYPE,
+            "token_type": "N_A",
+            "expires_in": 300,
+        }
+        return 200, document
+
     def token(self, form: dict[str, str], authorization: str) -> tuple[int, dict[str, Any]]:
         scheme, _, credentials = authorization.partition(" ")
         client = base64.b64decode(credentials).decode() if scheme == "Basic" else ""
         if client != f"{self.client_id}:{self.client_secret}":
             return 401, {"error": "invalid_client"}
+        if form.get("grant_type") == TOKEN_EXCHANGE:
+            return self.exchange(form)
         with self.lock:
             grant = self.codes.pop(form.get("code", ""), None)
         if grant is None or grant["redirect_uri"] != form.get("redirect_uri"):
@@ -151,6 +209,10 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/control":
             self.provider.configure(json.loads(body))
             self._send(204, b"")
+        elif path == "/id-jag":
+            request = json.loads(body)
+            assertion = self.provider.id_jag(request["claims"], request.get("header"), bool(request.get("forge")))
+            self._send(200, json.dumps({"assertion": assertion}).encode())
         elif path == "/token":
             form = {key: values[0] for key, values in parse_qs(body).items()}
             status, document = self.provider.token(form, self.headers.get("Authorization", ""))

@@ -280,3 +280,35 @@ class ProviderAdminChangeTests(ProviderAdminTestCase):
         self.assertEqual(response.status_code, 302)
         self.assertFalse(IdentityProvider.objects.exists())
         self.assertEqual([event.detail["change"] for event in self.events()], ["removed"])
+
+
+class ProviderAdminEnterpriseManagedTests(ProviderAdminTestCase):
+    def test_enterprise_managed_trust_and_its_clients_are_set_in_the_admin_and_audited(self) -> None:
+        provider = self.make_provider()
+
+        response = self.client.post(
+            _change_url(provider),
+            self.change_form(
+                provider, enterprise_managed="on", ema_client_ids="vscode\n claude-desktop \n\n", link_by_email="on"
+            ),
+        )
+
+        self.assertEqual(response.status_code, 302, response.content[:2000])
+        provider.refresh_from_db()
+        self.assertTrue(provider.enterprise_managed)
+        self.assertTrue(provider.link_by_email)
+        self.assertEqual(provider.ema_client_ids, ["claude-desktop", "vscode"])
+        [event] = self.events()
+        self.assertEqual(event.detail["fields"], ["enterprise_managed", "link_by_email", "ema_client_ids"])
+        self.assertContains(self.client.get(_change_url(provider)), "claude-desktop\nvscode")
+
+    def test_clients_or_linking_by_email_without_enterprise_managed_is_a_form_error(self) -> None:
+        provider = self.make_provider()
+
+        response = self.client.post(_change_url(provider), self.change_form(provider, link_by_email="on"))
+
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, "apply only with enterprise-managed authorization on")
+        provider.refresh_from_db()
+        self.assertFalse(provider.link_by_email)
+        self.assertEqual(self.events(), [])

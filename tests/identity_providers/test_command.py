@@ -75,7 +75,7 @@ class IdentityProviderCommandTests(TestCase):
         self.assertNotIn(SECRET, provider.client_secret_sealed)
         self.assertEqual(
             listing.splitlines()[1].split("\t"),
-            ["acme", ISSUER, "0oa-client", "acme-corp.example,acme.example", "yes", "no", "sealed"],
+            ["acme", ISSUER, "0oa-client", "acme-corp.example,acme.example", "yes", "no", "no", "-", "no", "sealed"],
         )
         self.assertNotIn(SECRET, listing)
         self.assertNotIn(provider.client_secret_sealed, listing)
@@ -218,6 +218,45 @@ class IdentityProviderCommandTests(TestCase):
             "No organization with the slug 'nobody'", "remove", "--organization", "nobody", "--issuer", ISSUER
         )
         self.assertTrue(IdentityProvider.objects.exists())
+
+    def test_enterprise_managed_trust_is_stored_listed_and_audited(self) -> None:
+        self.add("--enterprise-managed", "--ema-clients", " claude-desktop,vscode,claude-desktop ", "--link-by-email")
+
+        provider = IdentityProvider.objects.get()
+        self.assertTrue(provider.enterprise_managed)
+        self.assertTrue(provider.link_by_email)
+        self.assertEqual(provider.ema_client_ids, ["claude-desktop", "vscode"])
+        row = self.run_command("list").splitlines()[1].split("\t")
+        self.assertEqual(row[6:9], ["yes", "claude-desktop,vscode", "yes"])
+        event = only_event(self, action=AuditAction.PROVIDER_CHANGE)
+        self.assertIn("enterprise_managed", event.detail["fields"])
+        self.assertIn("ema_client_ids", event.detail["fields"])
+
+    def test_enterprise_managed_without_a_client_list_admits_any_registered_client_and_is_off_by_default(self) -> None:
+        self.add()
+        self.assertFalse(IdentityProvider.objects.get().enterprise_managed)
+
+        output = self.add("--enterprise-managed")
+
+        self.assertIn("Updated", output)
+        self.assertIn("enterprise_managed", output)
+        provider = IdentityProvider.objects.get()
+        self.assertEqual(provider.ema_client_ids, [])
+        self.assertEqual(self.run_command("list").splitlines()[1].split("\t")[7], "any registered")
+
+    def test_ema_clients_or_link_by_email_without_enterprise_managed_is_refused(self) -> None:
+        for extra in (["--ema-clients", "vscode"], ["--link-by-email"]):
+            with self.subTest(extra=extra):
+                with self.assertRaises(CommandError) as raised:
+                    self.add(*extra)
+                self.assertIn("enterprise-managed", str(raised.exception))
+                self.assertFalse(IdentityProvider.objects.exists())
+
+    def test_a_client_id_with_a_blank_inside_is_refused(self) -> None:
+        with self.assertRaises(CommandError) as raised:
+            self.add("--enterprise-managed", "--ema-clients", "claude desktop")
+        self.assertIn("is not a client ID", str(raised.exception))
+        self.assertFalse(IdentityProvider.objects.exists())
 
     def test_list_says_when_a_secret_no_longer_unseals(self) -> None:
         self.add()

@@ -36,7 +36,10 @@ class AuthorizationServerMetadataTests(TestCase):
 
         self.assertEqual(document["response_types_supported"], ["code"])
         self.assertEqual(document["code_challenge_methods_supported"], ["S256"])
-        self.assertEqual(document["grant_types_supported"], ["authorization_code", "refresh_token"])
+        self.assertEqual(
+            document["grant_types_supported"],
+            ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer"],
+        )
         self.assertEqual(
             document["token_endpoint_auth_methods_supported"], ["none", "client_secret_basic", "client_secret_post"]
         )
@@ -49,6 +52,15 @@ class AuthorizationServerMetadataTests(TestCase):
         self.assertEqual(document["jwks_uri"], f"{issuer}/jwks")
         self.assertIn("mcp:operator.read", document["scopes_supported"])
         self.assertNotIn("introspection_endpoint", document)
+
+    def test_every_path_advertises_the_jwt_bearer_grant_and_the_id_jag_profile(self) -> None:
+        for path in AS_PATHS + OIDC_PATHS:
+            with self.subTest(path=path):
+                document = self.client.get(path).json()
+                self.assertIn("urn:ietf:params:oauth:grant-type:jwt-bearer", document["grant_types_supported"])
+                self.assertEqual(
+                    document["authorization_grant_profiles_supported"], ["urn:ietf:params:oauth:grant-profile:id-jag"]
+                )
 
     def test_an_other_issuer_path_is_not_served(self) -> None:
         response = self.client.get("/.well-known/oauth-authorization-server/tenant")

@@ -1,15 +1,18 @@
 """`manage.py identity_provider add|list|remove`: organizations' providers as configuration (docs/single-sign-on.md).
 
     manage.py identity_provider add --organization SLUG --issuer URL --client-id ID \\
-        --client-secret-file PATH --domain DOMAIN [--domain ...] [--required] [--create-requesters]
+        --client-secret-file PATH --domain DOMAIN [--domain ...] [--required] [--create-requesters] \\
+        [--enterprise-managed [--ema-clients ID,...] [--link-by-email]]
     manage.py identity_provider list
     manage.py identity_provider remove --organization SLUG --issuer URL
 
 `add` of an issuer the organization has already sets that provider to exactly
-what is given (client ID, secret, domains, both flags), so re-running the same
+what is given (client ID, secret, domains, every flag), so re-running the same
 command changes nothing. The secret file holds the secret on one line; one
 final line break is dropped. Every refusal is one line and writes nothing. Each
-change is audited with no actor and `"via": "command"`.
+change is audited with no actor and `"via": "command"`. `--enterprise-managed` trusts
+the provider's ID-JAGs (docs/authentication.md#enterprise-managed-authorization) for the
+clients `--ema-clients` lists, or for any client registered here without it.
 """
 
 from pathlib import Path
@@ -51,6 +54,12 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
+def _ema_clients(provider: IdentityProvider) -> str:
+    if not provider.enterprise_managed:
+        return "-"
+    return ",".join(provider.ema_client_ids) or "any registered"
+
+
 def _secret_state(provider: IdentityProvider) -> str:
     try:
         unseal_client_secret(provider.client_secret_sealed)
@@ -73,6 +82,22 @@ class Command(BaseCommand):
         add.add_argument("--required", action="store_true", help="Refuse password sign-in for these domains.")
         add.add_argument(
             "--create-requesters", action="store_true", help="Give a person without a membership a requester one."
+        )
+        add.add_argument(
+            "--enterprise-managed",
+            action="store_true",
+            help="Accept this provider's ID-JAGs as grants for the organization (off by default).",
+        )
+        add.add_argument(
+            "--ema-clients",
+            default="",
+            metavar="ID,...",
+            help="The client IDs its ID-JAGs may name, comma-separated; without it, any client registered here.",
+        )
+        add.add_argument(
+            "--link-by-email",
+            action="store_true",
+            help="Link an ID-JAG's unlinked subject to the account of its email, as a first sign-in does.",
         )
         actions.add_parser("list", help="List every provider; never a secret.")
         remove = actions.add_parser("remove", help="Remove one provider and its domains.")
@@ -98,6 +123,9 @@ class Command(BaseCommand):
             domains=options["domain"],
             required=options["required"],
             create_requesters=options["create_requesters"],
+            enterprise_managed=options["enterprise_managed"],
+            ema_client_ids=options["ema_clients"].split(","),
+            link_by_email=options["link_by_email"],
         )
         existing = provider_or_none(organization_slug=organization.slug, issuer=options["issuer"].strip())
         if existing is None:
@@ -124,12 +152,17 @@ class Command(BaseCommand):
         if not providers:
             self.stdout.write("No identity providers.")
             return
-        self.stdout.write("organization\tissuer\tclient ID\tdomains\trequired\tcreate requesters\tsecret")
+        self.stdout.write(
+            "organization\tissuer\tclient ID\tdomains\trequired\tcreate requesters\t"
+            "enterprise-managed\tema clients\tlink by email\tsecret"
+        )
         for provider in providers:
             domains = ",".join(domain.domain for domain in provider.domains.all())
             self.stdout.write(
                 f"{provider.organization.slug}\t{provider.issuer}\t{provider.client_id}\t{domains}\t"
-                f"{_yes(provider.required)}\t{_yes(provider.create_requesters)}\t{_secret_state(provider)}"
+                f"{_yes(provider.required)}\t{_yes(provider.create_requesters)}\t"
+                f"{_yes(provider.enterprise_managed)}\t{_ema_clients(provider)}\t{_yes(provider.link_by_email)}\t"
+                f"{_secret_state(provider)}"
             )
 
     def _remove(self, options: dict[str, Any]) -> None:
