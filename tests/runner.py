@@ -8,9 +8,11 @@ So each test gets a fresh key prefix, the way it gets a fresh database
 transaction; a test that checks a limit sets the limit it needs.
 """
 
+import sys
 import unittest
 from typing import Any
 
+from django.db import connections
 from django.test.runner import DiscoverRunner
 
 from tests.support import own_cache_keys
@@ -43,3 +45,31 @@ class OperatorTestRunner(DiscoverRunner):
         for test in _tests_of(suite):
             _with_own_cache(test)
         return suite
+
+    def teardown_databases(self, old_config: Any, **kwargs: Any) -> None:
+        _end_stray_sessions()
+        super().teardown_databases(old_config, **kwargs)
+
+
+# A session some test left open on PostgreSQL's test database (a thread's connection, a
+# child process) makes DROP DATABASE fail after every test passed. Each is named on
+# stderr, with the last statement it ran, so the test that left it can be found, then ended.
+_STRAY_SESSIONS = """
+    SELECT pid, application_name, state, left(query, 200)
+    FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+"""
+
+
+def _end_stray_sessions() -> None:
+    for connection in connections.all():
+        if connection.vendor != "postgresql":
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute(_STRAY_SESSIONS)
+            for pid, application, state, query in cursor.fetchall():
+                print(
+                    f"tests: a session was left open on the test database: pid {pid}, {application!r}, "
+                    f"{state}, last statement {query!r}; ended",
+                    file=sys.stderr,
+                )
+                cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
