@@ -24,6 +24,7 @@ from audit.selectors import client_names
 from audit.usage import UsageCounts, usage_counts
 from connections.charts import Chart, daily_chart, ranking_chart
 from operator_core.conf import operator_settings
+from operator_core.display_text import display_safe
 from operator_core.errors import InvalidArguments
 from organizations.models import Organization
 from organizations.selectors import display_zone, emails_of_people
@@ -113,7 +114,8 @@ def _labels(counts: UsageCounts) -> dict[tuple[str, str], str]:
     labels: dict[tuple[str, str], str] = {}
     for figure, key in keys:
         if figure == UsageFigure.CLIENT:
-            label = HEADLESS_CLIENT_NAME if key == HEADLESS_CLIENT_ID else names.get(key, key)
+            # A client chose its name: shown display-safe, as on every other page (operator_core/display_text.py).
+            label = HEADLESS_CLIENT_NAME if key == HEADLESS_CLIENT_ID else display_safe(names.get(key, key))
         elif figure == UsageFigure.PERSON:
             label = emails.get(int(key), f"a deleted person ({key})") if key.isdigit() else "nobody"
         elif figure == UsageFigure.REFUSAL:

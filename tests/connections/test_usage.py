@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.test import Client, TestCase, override_settings
 from django.utils import timezone
+from oauth2_provider.models import get_application_model
 
 from audit.failures import RefusalKind
 from audit.models import AuditAction, AuditEvent, DailyUsage, UsageFigure
@@ -180,6 +181,25 @@ class UsageFigureTests(UsageTestCase):
         )
         self.assertEqual(self.totals(response, UsageFigure.CLIENT), {"client-a": 10, "client-b": 2})
         self.assertEqual(self.totals(response, UsageFigure.PERSON), {self.ben.email: 6, self.ann.email: 6})
+
+    def test_a_client_name_that_hides_or_reorders_text_is_shown_display_safe(self) -> None:
+        application = get_application_model().objects.create(
+            name="Trusted\u202eevil",
+            client_type="public",
+            authorization_grant_type="authorization-code",
+            redirect_uris="https://client.example.test/callback",
+        )
+        event(
+            self.organization,
+            at=self.now - timedelta(minutes=5),
+            person=self.ann,
+            client_id=application.client_id,
+            tool="list_modules",
+        )
+
+        response = self.as_person(self.admin).get(usage_page(self.organization))
+
+        self.assertEqual(self.totals(response, UsageFigure.CLIENT), {"Trusted\ufffdevil": 1})
 
     def test_refusals_are_counted_by_reason(self) -> None:
         self.record_mix()
