@@ -8,6 +8,7 @@ So each test gets a fresh key prefix, the way it gets a fresh database
 transaction; a test that checks a limit sets the limit it needs.
 """
 
+import os
 import sys
 import unittest
 from typing import Any
@@ -39,11 +40,30 @@ def _tests_of(suite: unittest.TestSuite) -> list[unittest.TestCase]:
     return tests
 
 
+def _with_named_sessions(test_class: type[unittest.TestCase]) -> None:
+    """PostgreSQL sessions opened during the class carry its name as application_name.
+
+    libpq reads PGAPPNAME at each connect, and child processes inherit it, so a session
+    a thread or a server process leaves open names the class that opened it.
+    """
+    set_up_class = test_class.setUpClass
+    name = f"tests:{test_class.__module__.removeprefix('tests.')}.{test_class.__qualname__}"[-63:]
+
+    def set_up_class_named() -> None:
+        os.environ["PGAPPNAME"] = name
+        set_up_class()
+
+    test_class.setUpClass = staticmethod(set_up_class_named)  # type: ignore[method-assign]
+
+
 class OperatorTestRunner(DiscoverRunner):
     def build_suite(self, *args: Any, **kwargs: Any) -> unittest.TestSuite:
         suite = super().build_suite(*args, **kwargs)
-        for test in _tests_of(suite):
+        tests = _tests_of(suite)
+        for test in tests:
             _with_own_cache(test)
+        for test_class in {type(test) for test in tests}:
+            _with_named_sessions(test_class)
         return suite
 
     def teardown_databases(self, old_config: Any, **kwargs: Any) -> None:

@@ -26,6 +26,7 @@ from unittest import mock
 
 import jsonschema
 from django.conf import settings
+from django.db import connections
 from django.test import override_settings
 
 from operator_core import rate_limits
@@ -64,6 +65,24 @@ def require(condition: bool, reason: str, *, component: str) -> None:
 def require_chromium() -> str:
     require(os.path.exists(CHROMIUM_PATH), "Debian's chromium is not installed", component="chromium")
     return CHROMIUM_PATH
+
+
+@contextlib.contextmanager
+def sync_playwright() -> Iterator[Any]:
+    """Playwright's sync API, closing the database connections opened while it ran.
+
+    Its event loop runs in the test's thread, so asgiref's Local keeps Django's
+    connections per context there: a query made inside the block opens a connection
+    of its own, which the block's end would leave open on PostgreSQL for the rest of
+    the run (and DROP DATABASE then fails).
+    """
+    from playwright.sync_api import sync_playwright as playwright_session
+
+    with playwright_session() as playwright:
+        try:
+            yield playwright
+        finally:
+            connections.close_all()
 
 
 def require_node(package_dir: Path, *, minimum_major: int = 20) -> str:

@@ -35,7 +35,7 @@ from tests.flows.support import live_base_url_settings
 from tests.flows.test_browser_consent import csp_violations
 from tests.mcp_requests import envelope, routing_headers
 from tests.oauth.support import REDIRECT_URI, pkce_pair
-from tests.support import CHROMIUM_ARGS, own_cache_keys, require_chromium
+from tests.support import CHROMIUM_ARGS, own_cache_keys, require_chromium, sync_playwright
 
 CLAUDE = "https://claude.ai/oauth/client.json"
 ROGUE = "https://rogue.example/oauth/client.json"
@@ -94,8 +94,6 @@ class BrowserConnectionsTestCase(StaticLiveServerTestCase):
 
     @contextmanager
     def chromium_browser(self) -> Iterator[Any]:
-        from playwright.sync_api import sync_playwright
-
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=self.chromium, headless=True, args=CHROMIUM_ARGS)
             try:

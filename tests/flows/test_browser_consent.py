@@ -23,7 +23,7 @@ from organizations.models import Role
 from tests.factories import PASSWORD, make_membership, make_organization, make_user
 from tests.flows.support import live_base_url_settings
 from tests.oauth.support import REDIRECT_URI, pkce_pair
-from tests.support import CHROMIUM_ARGS, require_chromium
+from tests.support import CHROMIUM_ARGS, require_chromium, sync_playwright
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
 
@@ -72,7 +72,6 @@ class BrowserConsentTests(StaticLiveServerTestCase):
 
     def test_erin_chooses_globex_and_the_token_is_bound_to_it(self) -> None:
         from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-        from playwright.sync_api import sync_playwright
 
         client_id = self.register_client()
         verifier, challenge = pkce_pair()
@@ -156,8 +155,6 @@ class BrowserConsentTests(StaticLiveServerTestCase):
         self.assertTrue((ARTIFACTS / "consent.png").exists())
 
     def test_the_other_pages_load_without_a_csp_violation(self) -> None:
-        from playwright.sync_api import sync_playwright
-
         pages = {
             "/docs/versioning": "body",  # the documentation page's stylesheet: body max-width 46rem
             "/admin/login/": "#container",

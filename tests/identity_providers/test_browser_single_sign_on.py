@@ -29,7 +29,7 @@ from tests.flows.support import live_base_url_settings
 from tests.flows.test_browser_consent import csp_violations
 from tests.identity_providers.support import LiveProvider, configure_provider, provider_key
 from tests.oauth.support import pkce_pair
-from tests.support import CHROMIUM_ARGS, require_chromium
+from tests.support import CHROMIUM_ARGS, require_chromium, sync_playwright
 
 REDIRECT_URI = "http://127.0.0.1:53683/callback"
 EXPECTED_TOOLS = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
@@ -65,8 +65,6 @@ class SingleSignOnEndToEndTests(LiveServerTestCase):
 
     def browse(self, authorization_url: str, *, consent: bool) -> dict[str, Any]:
         """Chromium from `authorization_url` through the provider: the client's callback query, or the 403 page."""
-        from playwright.sync_api import sync_playwright
-
         with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
             context = playwright.chromium.launch_persistent_context(
                 profile, executable_path=self.chromium, headless=True, args=CHROMIUM_ARGS

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 
 from tests.flows.support import live_base_url_settings
-from tests.support import CHROMIUM_ARGS, require_chromium
+from tests.support import CHROMIUM_ARGS, require_chromium, sync_playwright
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
 DOCS_PAGES = {
@@ -32,8 +32,6 @@ class BrowserPagesTests(StaticLiveServerTestCase):
 
     def setUp(self) -> None:
         chromium = require_chromium()
-        from playwright.sync_api import sync_playwright
-
         self.enterContext(live_base_url_settings(self.live_server_url))
         ARTIFACTS.mkdir(exist_ok=True)
         playwright = self.enterContext(sync_playwright())
