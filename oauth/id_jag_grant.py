@@ -157,6 +157,7 @@ def _issue(person: User, *, client: Application, grant: VerifiedIdJag, scopes: l
         scope=" ".join(scopes),
         organization_id=grant.provider.organization_id,
         resource=this_origin_resources(),
+        granted_by=grant.provider,
     )
     Application.objects.filter(pk=client.pk).update(last_used_at=timezone.now())
     return token

@@ -149,6 +149,11 @@ class Grant(AbstractGrant):
 
 class AccessToken(AbstractAccessToken):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, null=True, related_name="+")
+    # The enterprise's provider whose ID-JAG granted this token (oauth/id_jag_grant.py); null for every
+    # other grant. The connections pages show such a connection as granted by that provider.
+    granted_by = models.ForeignKey(
+        "identity_providers.IdentityProvider", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta(AbstractAccessToken.Meta):
         swappable = "OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL"
