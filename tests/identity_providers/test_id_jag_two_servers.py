@@ -1,11 +1,12 @@
-"""An ID-JAG is spent once across two app servers of one service (docs/authentication.md#enterprise-managed-authorization).
+"""An ID-JAG is spent once across two app servers of one service.
 
-Real components end to end, as tests/operator_site/test_two_servers.py builds
-them: two gunicorn servers with the same secrets and one public origin, a
-database of their own (PostgreSQL when the suite runs there) and Redis
-(REDIS_URL, or a private `redis-server`; missing under CI is a failure), and
-the test provider in its own process signing the ID-JAGs. The `jti` is
-recorded in Redis, so the server that did not see an ID-JAG still refuses it.
+docs/authentication.md#enterprise-managed-authorization. Real components end
+to end, as tests/operator_site/test_two_servers.py builds them: two gunicorn
+servers with the same secrets and one public origin, a database of their own
+(PostgreSQL when the suite runs there) and Redis (REDIS_URL, or a private
+`redis-server`; missing under CI is a failure), and the test provider in its
+own process signing the ID-JAGs. The `jti` is recorded in Redis, so the
+server that did not see an ID-JAG still refuses it.
 """
 
 from __future__ import annotations
