@@ -57,15 +57,19 @@ class ConnectionRow:
     last_refresh_at: datetime | None
     # The newest failure of this person, organization and client since the connection was authorized.
     failure: FailureRow | None
+    # The issuer of the organization's provider that granted it (enterprise-managed authorization); else "".
+    granted_by_issuer: str = ""
 
 
 Activity = dict[tuple[int, str, str], ToolCallActivity]
 
 
 def _row(connection: Connection, activity: Activity, failures: list[FailureRow]) -> ConnectionRow:
+    granted_by_issuer = ""
     if isinstance(connection, OAuthConnection):
         client_id, client_name = connection.application.client_id, connection.application.name
         registration, last_token_at = registration_label(connection.application), connection.last_token_at
+        granted_by_issuer = connection.granted_by.issuer if connection.granted_by else ""
     else:
         client_id, client_name = connection.client_id, connection.client_name
         registration, last_token_at = HEADLESS_REGISTRATION, connection.authorized_at
@@ -84,8 +88,10 @@ def _row(connection: Connection, activity: Activity, failures: list[FailureRow])
         last_used_at=last_used_at,
         tool_calls=calls.calls if calls else 0,
         last_call_at=calls.last_call_at if calls else None,
-        last_refresh_at=last_token_at if isinstance(connection, OAuthConnection) else None,
+        # Nothing refreshes a headless connection or one a provider granted.
+        last_refresh_at=last_token_at if isinstance(connection, OAuthConnection) and not granted_by_issuer else None,
         failure=newest_failure_since(failures, key=key, since=connection.authorized_at),
+        granted_by_issuer=granted_by_issuer,
     )
 
 

@@ -43,6 +43,7 @@ class IdJagRefusal(StrEnum):
     ACCOUNT_INACTIVE = "account_inactive"
     NO_ROLE = "no_role"
     CLIENT_POLICY = "client_policy"
+    PUBLIC_CLIENT = "public_client"
 
 
 _ERRORS: dict[IdJagRefusal, tuple[str, str]] = {
@@ -113,6 +114,11 @@ _ERRORS: dict[IdJagRefusal, tuple[str, str]] = {
         "The person is not an admin or member of the organization whose provider issued the ID-JAG.",
     ),
     IdJagRefusal.CLIENT_POLICY: (UNAUTHORIZED_CLIENT, "The organization's client policy does not admit this client."),
+    IdJagRefusal.PUBLIC_CLIENT: (
+        UNAUTHORIZED_CLIENT,
+        "A public client (no secret) may not present an ID-JAG here: register a confidential client "
+        "(token_endpoint_auth_method client_secret_basic or client_secret_post) and authenticate with its secret.",
+    ),
 }
 
 

@@ -2,7 +2,10 @@
 
 A connection is one refresh-token family: one consent of one person, for one
 client, into one organization, kept alive by rotation. It is live while its
-newest refresh token is neither revoked nor past its lifetime. It ends when
+newest refresh token is neither revoked nor past its lifetime. A connection an
+enterprise's provider granted (enterprise-managed authorization) has no
+refresh token: it is the person's live access tokens of that client and
+provider, and ends when the last of them expires. It ends when
 the client revokes any of its refresh tokens (`end_revoked_connection`), or
 when a refresh is refused because the person lost their role or the
 organization's client policy no longer admits the client
@@ -23,8 +26,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from identity_providers.models import IdentityProvider
 from oauth import audit_trail
-from oauth.models import Application, RefreshToken
+from oauth.models import AccessToken, Application, RefreshToken
 from oauth.refresh_grace import lock_presented_refresh_token, revoke_token_family, token_checksum
 from operator_core.conf import operator_settings
 from organizations.models import Organization
@@ -39,6 +43,8 @@ class OAuthConnection:
     authorized_at: datetime
     # The last code exchange or refresh: when the client last obtained tokens.
     last_token_at: datetime
+    # The enterprise's provider whose ID-JAGs granted it: no consent here and no refresh token.
+    granted_by: IdentityProvider | None = None
 
 
 def _live_heads(now: datetime) -> QuerySet[RefreshToken]:
@@ -71,13 +77,45 @@ def _connection(head: RefreshToken) -> OAuthConnection:
 def oauth_connections(
     *, person_id: int | None = None, organization_id: uuid.UUID | None = None
 ) -> list[OAuthConnection]:
-    """Live OAuth connections, newest activity first, narrowed by each argument given."""
+    """Live OAuth connections, of a consent or granted by a provider, narrowed by each argument given."""
     heads = _live_heads(timezone.now())
     if person_id is not None:
         heads = heads.filter(user_id=person_id)
     if organization_id is not None:
         heads = heads.filter(organization_id=organization_id)
-    return [_connection(head) for head in heads]
+    granted = _provider_connections(person_id=person_id, organization_id=organization_id)
+    return [_connection(head) for head in heads] + granted
+
+
+def _provider_connections(*, person_id: int | None, organization_id: uuid.UUID | None) -> list[OAuthConnection]:
+    """Connections an enterprise's provider granted (oauth/id_jag_grant.py): no refresh token keeps them.
+
+    One per person, organization, client and provider, live while one of its access
+    tokens is: from its oldest live token to its newest, with the newest one's scopes.
+    """
+    tokens = (
+        AccessToken.objects.filter(expires__gt=timezone.now(), granted_by__isnull=False, organization__isnull=False)
+        .select_related("user", "organization", "application", "granted_by")
+        .order_by("-created", "-pk")
+    )
+    if person_id is not None:
+        tokens = tokens.filter(user_id=person_id)
+    if organization_id is not None:
+        tokens = tokens.filter(organization_id=organization_id)
+    found: dict[tuple[int, uuid.UUID, int, int], OAuthConnection] = {}
+    for token in tokens:
+        key = (token.user_id, token.organization_id, token.application_id, token.granted_by_id)
+        newest = found.get(key)
+        found[key] = OAuthConnection(
+            person=token.user,
+            organization=cast(Organization, token.organization),
+            application=token.application,
+            scopes=newest.scopes if newest else (token.scope or "").split(),
+            authorized_at=token.created,
+            last_token_at=newest.last_token_at if newest else token.created,
+            granted_by=token.granted_by,
+        )
+    return list(found.values())
 
 
 def record_expired_connections(*, now: datetime) -> int:

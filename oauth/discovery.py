@@ -16,7 +16,8 @@ from oauth2_provider.views import (
     OAuthServerMetadataView,
 )
 
-from oauth.id_jag_grant import ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT_TYPE
+from oauth.id_jag_grant import ID_JAG_GRANT_PROFILE
+from oauth.models import JWT_BEARER_GRANT_TYPE
 from oauth.selectors import lti_key_set
 from oauth.services import REGISTRATION_CLOSED
 from operator_core.conf import operator_settings

@@ -13,8 +13,9 @@ from django.utils.decorators import method_decorator
 from oauth2_provider import views as dot_views
 from oauth2_provider.views import DynamicClientRegistrationView
 
-from oauth.id_jag_grant import JWT_BEARER_GRANT_TYPE, id_jag_token_response
+from oauth.id_jag_grant import id_jag_token_response
 from oauth.limits import REGISTRATION, REVOCATION, TOKEN, limited, presented_client_id
+from oauth.models import JWT_BEARER_GRANT_TYPE
 from oauth.services import ClientMetadataError, RegistrationClosed, register_client
 from operator_core.conf import operator_settings
 from operator_core.json_bodies import MalformedJson, parse_json_body

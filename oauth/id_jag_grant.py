@@ -36,7 +36,6 @@ from operator_core.conf import operator_settings
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 from organizations.selectors import holds_operator_role
 
-JWT_BEARER_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ID_JAG_GRANT_PROFILE = "urn:ietf:params:oauth:grant-profile:id-jag"
 # What an access token here can carry; an ID-JAG's other scopes (openid, the provider's own) grant nothing here.
 _OPERATOR_SCOPES = frozenset({SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE})
@@ -56,6 +55,10 @@ def id_jag_token_response(request: HttpRequest) -> JsonResponse:
     if not assertion:
         return _error("invalid_request", "Give the ID-JAG in the assertion parameter.", status=400)
     try:
+        if client.client_type == Application.CLIENT_PUBLIC:
+            # The draft's security considerations: confidential clients only. A public client
+            # proves nothing, so a stolen ID-JAG would be worth a token to anyone holding it.
+            raise IdJagRefused(IdJagRefusal.PUBLIC_CLIENT)
         if not all(names_operator_endpoint(value) for value in request.POST.getlist("resource")):
             raise IdJagRefused(IdJagRefusal.WRONG_RESOURCE, detail=operator_settings().operator_endpoint_url)
         grant = verified_id_jag(
@@ -154,6 +157,7 @@ def _issue(person: User, *, client: Application, grant: VerifiedIdJag, scopes: l
         scope=" ".join(scopes),
         organization_id=grant.provider.organization_id,
         resource=this_origin_resources(),
+        granted_by=grant.provider,
     )
     Application.objects.filter(pk=client.pk).update(last_used_at=timezone.now())
     return token

@@ -78,7 +78,20 @@ class ApplicationType(models.TextChoices):
     NATIVE = APPLICATION_TYPE_NATIVE, "Native"
 
 
+# RFC 7523 §2.1: the grant of enterprise-managed authorization (oauth/id_jag_grant.py).
+JWT_BEARER_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
 class Application(AbstractApplication):
+    GRANT_JWT_BEARER = JWT_BEARER_GRANT_TYPE
+    # DOT's grants and one more: a client registered for the JWT bearer grant alone. DOT then
+    # requires no redirect URI of it (Application.clean) and refuses it every redirect-based
+    # flow (`allows_grant_type`), so it can never use /authorize (docs/authentication.md).
+    authorization_grant_type = models.CharField(
+        max_length=44,
+        choices=[*AbstractApplication.GRANT_TYPES, (GRANT_JWT_BEARER, "JWT bearer (ID-JAG) only")],
+        verbose_name="authorization grant type",
+    )
     client_secret = ClientSecretDigestField(
         max_length=255,
         blank=True,
@@ -136,6 +149,11 @@ class Grant(AbstractGrant):
 
 class AccessToken(AbstractAccessToken):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, null=True, related_name="+")
+    # The enterprise's provider whose ID-JAG granted this token (oauth/id_jag_grant.py); null for every
+    # other grant. The connections pages show such a connection as granted by that provider.
+    granted_by = models.ForeignKey(
+        "identity_providers.IdentityProvider", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta(AbstractAccessToken.Meta):
         swappable = "OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL"

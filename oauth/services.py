@@ -32,7 +32,7 @@ from oauth.audit_trail import record_code_replay
 from oauth.client_names import UndisplayableName, require_displayable_names
 from oauth.client_secrets import client_secret_digest, digest_matches, is_client_secret_digest, is_password_hash
 from oauth.metadata_bounds import MetadataOverBound, require_metadata_within_bounds
-from oauth.models import Application, ClientPolicy, RedeemedCode, code_digest
+from oauth.models import JWT_BEARER_GRANT_TYPE, Application, ClientPolicy, RedeemedCode, code_digest
 from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, RedirectUriRejected, check_redirect_uri
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
@@ -138,7 +138,11 @@ def _store_current_digest(*, stored: str, secret: str) -> None:
     Application.objects.filter(client_secret=stored).update(client_secret=client_secret_digest(secret))
 
 
-SUPPORTED_GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
+SUPPORTED_GRANT_TYPES = frozenset({"authorization_code", "refresh_token", JWT_BEARER_GRANT_TYPE})
+_CONFIDENTIAL_ONLY = (
+    f"{JWT_BEARER_GRANT_TYPE} is for confidential clients only: register token_endpoint_auth_method "
+    "client_secret_basic or client_secret_post"
+)
 
 
 class ClientMetadataError(Exception):
@@ -210,13 +214,54 @@ def _check_client_metadata(data: dict[str, Any]) -> str:
         isinstance(grant, str) and grant in SUPPORTED_GRANT_TYPES for grant in grant_types
     ):
         raise ClientMetadataError(
-            "invalid_client_metadata", "grant_types may contain only 'authorization_code' and 'refresh_token'"
+            "invalid_client_metadata",
+            f"grant_types may contain only 'authorization_code', 'refresh_token' and '{JWT_BEARER_GRANT_TYPE}'",
         )
-    if data.get("response_types", ["code"]) != ["code"]:
-        raise ClientMetadataError("invalid_client_metadata", "response_types must be ['code']")
+    if JWT_BEARER_GRANT_TYPE in grant_types and data.get("token_endpoint_auth_method") == "none":
+        raise ClientMetadataError("invalid_client_metadata", _CONFIDENTIAL_ONLY)
+    if jwt_bearer_only(data):
+        _check_jwt_bearer_only_metadata(data)
+    else:
+        _check_redirect_based_metadata(data)
     scope = data.get("scope")
     if scope is not None and not isinstance(scope, str):
         raise ClientMetadataError("invalid_client_metadata", "scope must be a space-separated string")
+    try:
+        require_displayable_names(data)
+    except UndisplayableName as undisplayable:
+        raise ClientMetadataError("invalid_client_metadata", str(undisplayable)) from None
+    _require_no_control_characters(data)
+    return application_type
+
+
+def jwt_bearer_only(data: dict[str, Any]) -> bool:
+    """Registered for the JWT bearer grant alone: a client that never uses a redirect-based flow."""
+    grant_types = data.get("grant_types", ["authorization_code"])
+    return JWT_BEARER_GRANT_TYPE in grant_types and "authorization_code" not in grant_types
+
+
+def _check_jwt_bearer_only_metadata(data: dict[str, Any]) -> None:
+    """RFC 7591 §2: redirect URIs and response types serve redirect-based flows, which this client has none of."""
+    if "refresh_token" in data["grant_types"]:
+        raise ClientMetadataError(
+            "invalid_client_metadata",
+            f"no refresh token is issued for {JWT_BEARER_GRANT_TYPE}: register grant_types ['{JWT_BEARER_GRANT_TYPE}']",
+        )
+    if data.get("redirect_uris"):
+        raise ClientMetadataError(
+            "invalid_redirect_uri",
+            f"a client registered for {JWT_BEARER_GRANT_TYPE} alone uses no redirect URI: omit redirect_uris",
+        )
+    if data.get("response_types"):
+        raise ClientMetadataError(
+            "invalid_client_metadata",
+            f"a client registered for {JWT_BEARER_GRANT_TYPE} alone has no response type: omit response_types",
+        )
+
+
+def _check_redirect_based_metadata(data: dict[str, Any]) -> None:
+    if data.get("response_types", ["code"]) != ["code"]:
+        raise ClientMetadataError("invalid_client_metadata", "response_types must be ['code']")
     redirect_uris = data.get("redirect_uris")
     if not isinstance(redirect_uris, list) or not redirect_uris:
         raise ClientMetadataError("invalid_redirect_uri", "redirect_uris must be a non-empty array of URIs")
@@ -227,12 +272,6 @@ def _check_client_metadata(data: dict[str, Any]) -> str:
             check_redirect_uri(uri)
         except RedirectUriRejected as rejected:
             raise ClientMetadataError("invalid_redirect_uri", str(rejected)) from None
-    try:
-        require_displayable_names(data)
-    except UndisplayableName as undisplayable:
-        raise ClientMetadataError("invalid_client_metadata", str(undisplayable)) from None
-    _require_no_control_characters(data)
-    return application_type
 
 
 REGISTRATION_CLOSED = "closed"
@@ -279,11 +318,19 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
     except MetadataOverBound as over:
         raise ClientMetadataError("invalid_client_metadata", str(over)) from None
     application_type = _check_client_metadata(data)
-    _require_allowed_redirect_hosts(data["redirect_uris"])
-    app_kwargs, error = _build_application_kwargs(data)
+    only_jwt_bearer = jwt_bearer_only(data)
+    _require_allowed_redirect_hosts(data.get("redirect_uris", []))
+    grant_types = data.get("grant_types", ["authorization_code"])
+    # DOT's registration maps one grant per client and knows no JWT bearer grant: it is given
+    # the redirect-based grants, or for a JWT-bearer-only client the one of its grants that
+    # needs no redirect URI, replaced at once by the grant the client registered.
+    dot_grants = ["client_credentials"] if only_jwt_bearer else [g for g in grant_types if g != JWT_BEARER_GRANT_TYPE]
+    app_kwargs, error = _build_application_kwargs({**data, "grant_types": dot_grants})
     if error:
         body = json.loads(error.content)
         raise ClientMetadataError(body["error"], body.get("error_description", ""))
+    if only_jwt_bearer:
+        app_kwargs["authorization_grant_type"] = Application.GRANT_JWT_BEARER
     application = Application(
         registration_source=Application.RegistrationSource.DCR, application_type=application_type, **app_kwargs
     )
@@ -299,8 +346,8 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
         "client_id_issued_at": int(application.created.timestamp()),
         "client_name": application.name,
         "redirect_uris": application.redirect_uris.split(),
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
+        "grant_types": _registered_grant_types(grant_types, only_jwt_bearer=only_jwt_bearer),
+        "response_types": [] if only_jwt_bearer else ["code"],
         "application_type": application.application_type,
         "token_endpoint_auth_method": data.get("token_endpoint_auth_method", "client_secret_basic"),
     }
@@ -310,6 +357,14 @@ def register_client(data: dict[str, Any]) -> dict[str, Any]:
         response["client_secret"] = raw_secret
         response["client_secret_expires_at"] = 0
     return response
+
+
+def _registered_grant_types(requested: list[str], *, only_jwt_bearer: bool) -> list[str]:
+    """What the client may use: a redirect-based client always refreshes, and may present ID-JAGs when it asked to."""
+    if only_jwt_bearer:
+        return [JWT_BEARER_GRANT_TYPE]
+    jwt_bearer = [JWT_BEARER_GRANT_TYPE] if JWT_BEARER_GRANT_TYPE in requested else []
+    return ["authorization_code", "refresh_token", *jwt_bearer]
 
 
 def purge_unused_clients(*, now: datetime) -> int:

@@ -195,6 +195,7 @@ class WhyAConnectionStoppedTests(ConnectionsTestCase):
         self.refresh(self.client_id, self.tokens["refresh_token"])
         browser = self.as_person(self.member)
 
-        # session, person, OAuth connections, headless connections, tool calls, failures, roles, organizations
-        with self.assertNumQueries(8):
+        # session, person, OAuth connections (consented, provider-granted), headless connections, tool calls,
+        # failures, roles, organizations
+        with self.assertNumQueries(9):
             browser.get(MINE)

@@ -14,8 +14,7 @@ import logging
 
 import httpx
 import httpx2
-from django.conf import settings
-from django.test import LiveServerTestCase, override_settings
+from django.test import LiveServerTestCase
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -24,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from examples.operator_client import MemoryTokenStorage
 from organizations.models import Role
 from tests.e2e.browser_flow import post_forms_until_redirect
-from tests.e2e.sdk_oauth import public_client_provider
+from tests.e2e.sdk_oauth import live_origin_settings, public_client_provider
 from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_source, make_user, token_for
 from tests.mcp_requests import legacy_initialize
 
@@ -49,28 +48,8 @@ class OperatorSdkTests(LiveServerTestCase):
             self.addCleanup(http_logger.setLevel, http_logger.level)
             http_logger.setLevel(logging.WARNING)
         base = self.live_server_url
-        issuer = f"{base}/api/auth"
         self.endpoint = f"{base}/api/mcp/operator"
-        # The service's canonical origin is the live server's for this test (never the Host header).
-        self.enterContext(
-            override_settings(
-                OPERATOR={
-                    **settings.OPERATOR,
-                    "base_url": base,
-                    "issuer": issuer,
-                    "operator_endpoint_url": self.endpoint,
-                    "deprecation_policy_url": f"{base}/docs/versioning",
-                },
-                OAUTH2_PROVIDER={
-                    **settings.OAUTH2_PROVIDER,
-                    "OIDC_ISS_ENDPOINT": issuer,
-                    "OIDC_USERINFO_ENDPOINT": f"{issuer}/oauth2/userinfo",
-                    "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": self.endpoint,
-                    "OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS": [issuer],
-                },
-                CSRF_TRUSTED_ORIGINS=[base],
-            )
-        )
+        self.enterContext(live_origin_settings(base))
         self.organization = make_organization(slug="acme", name="Acme")
         self.membership = make_membership(
             role=Role.MEMBER, user=make_user(email="bob@acme.test"), organization=self.organization

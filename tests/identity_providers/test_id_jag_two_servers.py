@@ -1,0 +1,147 @@
+"""An ID-JAG is spent once across two app servers of one service.
+
+docs/authentication.md#enterprise-managed-authorization. Real components end
+to end, as tests/operator_site/test_two_servers.py builds them: two gunicorn
+servers with the same secrets and one public origin, a database of their own
+(PostgreSQL when the suite runs there) and Redis (REDIS_URL, or a private
+`redis-server`; missing under CI is a failure), and the test provider in its
+own process signing the ID-JAGs. The `jti` is recorded in Redis, so the
+server that did not see an ID-JAG still refuses it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+from django.test import SimpleTestCase
+
+from operator_core.signing_keys import generate_fernet_key, generate_private_key_pem, generate_secret_key
+from tests.identity_providers.support import LiveProvider
+from tests.live_servers import database_url_for, free_port, manage, redis_url_for, start_gunicorn
+
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+SEED = """
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from identity_providers.client_secrets import seal_client_secret
+from identity_providers.models import IdentityLink, IdentityProvider
+from organizations.models import Role
+from organizations.services import add_membership, create_organization
+organization = create_organization(slug="acme", name="Acme")
+user = get_user_model().objects.create_user(username="bob@acme.test", email="bob@acme.test", password="x-unused-x")
+add_membership(user=user, organization=organization, role=Role.MEMBER)
+IdentityProvider.objects.create(
+    organization=organization, issuer="{issuer}", client_id="service-operator",
+    client_secret_sealed=seal_client_secret("unused"), enterprise_managed=True,
+)
+IdentityLink.objects.create(user=user, issuer="{issuer}", subject="bob-1")
+"""
+
+
+class IdJagAcrossTwoServersTests(SimpleTestCase):
+    databases = {"default"}  # to create and drop the servers' own PostgreSQL database
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        httpx_logger = logging.getLogger("httpx")
+        cls.addClassCleanup(httpx_logger.setLevel, httpx_logger.level)
+        httpx_logger.setLevel(logging.WARNING)
+        workdir = Path(tempfile.mkdtemp(prefix="operator-id-jag-servers-"))
+        cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
+        cls.provider = LiveProvider(cls)
+        port_a, port_b = free_port(), free_port()
+        # One public origin in front of both, as behind a load balancer.
+        cls.base_url = f"http://127.0.0.1:{port_a}"
+        shared = {
+            "PATH": os.environ.get("PATH", ""),
+            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
+            "OPERATOR_BASE_URL": cls.base_url,
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+            "DJANGO_SECRET_KEY": generate_secret_key(),
+            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
+            "OPERATOR_LTI_KEY": generate_private_key_pem(),
+            "OPERATOR_IDENTITY_PROVIDER_KEY": generate_fernet_key(),
+            "DATABASE_URL": database_url_for(cls, workdir),
+            "REDIS_URL": redis_url_for(cls, workdir),
+        }
+        environments = {}
+        for name in ("a", "b"):
+            var_dir = workdir / f"var-{name}"
+            var_dir.mkdir()
+            environments[name] = {**shared, "OPERATOR_VAR_DIR": str(var_dir)}
+        manage("migrate", "--noinput", environment=environments["a"])
+        manage("shell", "-c", SEED.replace("{issuer}", cls.provider.issuer), environment=environments["a"])
+        cls.urls = {"a": cls.base_url, "b": f"http://127.0.0.1:{port_b}"}
+        for name, port in (("a", port_a), ("b", port_b)):
+            start_gunicorn(cls, environment=environments[name], port=port, log=workdir / f"gunicorn-{name}.log")
+        registered = httpx.post(
+            f"{cls.base_url}/api/auth/oauth2/register",
+            json={"client_name": "Enterprise Agent", "grant_types": [JWT_BEARER]},
+            timeout=30,
+        )
+        registered.raise_for_status()
+        cls.client_id, cls.client_secret = registered.json()["client_id"], registered.json()["client_secret"]
+
+    def id_jag(self) -> str:
+        now = int(time.time())
+        claims = {
+            "iss": self.provider.issuer,
+            "sub": "bob-1",
+            "aud": f"{self.base_url}/api/auth",
+            "client_id": self.client_id,
+            "resource": f"{self.base_url}/api/mcp/operator",
+            "jti": uuid.uuid4().hex,
+            "iat": now,
+            "exp": now + 300,
+        }
+        response = httpx.post(f"{self.provider.issuer}/id-jag", json={"claims": claims}, timeout=30)
+        response.raise_for_status()
+        return str(response.json()["assertion"])
+
+    def present(self, server: str, assertion: str) -> httpx.Response:
+        form = {"grant_type": JWT_BEARER, "assertion": assertion}
+        return httpx.post(
+            f"{self.urls[server]}/api/auth/oauth2/token",
+            data=form,
+            auth=(self.client_id, self.client_secret),
+            timeout=30,
+        )
+
+    def test_an_id_jag_spent_at_one_server_is_refused_at_the_other(self) -> None:
+        assertion = self.id_jag()
+
+        at_a = self.present("a", assertion)
+        at_b = self.present("b", assertion)
+
+        self.assertEqual(at_a.status_code, 200, at_a.text)
+        self.assertEqual(at_b.status_code, 400, at_b.text)
+        self.assertEqual(at_b.json()["error"], "invalid_grant")
+        self.assertIn("was used already", at_b.json()["error_description"])
+
+    def test_of_two_servers_given_one_id_jag_at_once_exactly_one_grants_it(self) -> None:
+        assertion = self.id_jag()
+        barrier = threading.Barrier(2)
+        statuses: dict[str, Any] = {}
+
+        def present_at(server: str) -> None:
+            barrier.wait()
+            statuses[server] = self.present(server, assertion).status_code
+
+        threads = [threading.Thread(target=present_at, args=(server,)) for server in ("a", "b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+
+        self.assertEqual(sorted(statuses.values()), [200, 400])
