@@ -278,13 +278,14 @@ def main() -> None:
         measure("roll-up, 2 days counted live", browser, requests=options.requests)
         started = time.perf_counter()
         roll_up_usage(now=now, time_zones={big.pk: big.time_zone})
+        next_day = time.perf_counter() - started
         figures = timed(lambda: browser.get("/organizations/big/connections/"), requests=options.requests)
         print(f"{'organization connections':<28}{'':>5}{figures}")
         own = Client()
         own.force_login(person)  # type: ignore[arg-type]
         figures = timed(lambda: own.get("/account/connections/"), requests=options.requests)
         print(f"{'own connections (a person)':<28}{'':>5}{figures}")
-        print(f"\nroll-up: first run {first:.1f} s ({written:,} rows), next day {time.perf_counter() - started:.2f} s")
+        print(f"\nroll-up: first run {first:.1f} s ({written:,} rows), next day {next_day:.2f} s")
         print(f"load average {os.getloadavg()[0]:.1f}")
     finally:
         if database is not None:
