@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from django.db.models import Q
-
-from audit.models import OUTCOME_OK, AuditAction
+from audit.models import OUTCOME_ACCESS_DENIED, OUTCOME_INVALID_GRANT, AuditAction
 from operator_core.errors import ErrorCode
 
 # `detail["reason"]` as the authorization server writes it.
@@ -23,11 +21,10 @@ DETAIL_ROLE = "role"
 DETAIL_CLIENT_POLICY = "client_policy"
 DETAIL_OUTSIDE_WINDOW = "outside_window"
 DETAIL_SUCCESSOR_USED = "successor_used"
+# A refresh token presented after its connection expired (its row deleted by the daily job, or not yet).
+DETAIL_EXPIRED = "expired"
 # `detail["token_type"]` of a revocation that ended a connection.
 DETAIL_REFRESH_TOKEN = "refresh_token"
-# What oauthlib answers for a refused consent and a refused grant.
-OUTCOME_ACCESS_DENIED = "access_denied"
-OUTCOME_INVALID_GRANT = "invalid_grant"
 
 
 class FailureReason(StrEnum):
@@ -42,6 +39,9 @@ class FailureReason(StrEnum):
     CONSENT_DENIED = "consent_denied"
     REVOKED_BY_CLIENT = "revoked_by_client"
     EXPIRED = "expired"
+    REFRESH_EXPIRED = "refresh_expired"
+    CLIENT_DOCUMENT_REFUSED = "client_document_refused"
+    ENDED_BY_STAFF = "ended_by_staff"
     FORBIDDEN = "forbidden"
     RATE_LIMITED = "rate_limited"
     CONCURRENCY_LIMITED = "concurrency_limited"
@@ -67,6 +67,8 @@ REFUSAL_KINDS: dict[FailureReason, RefusalKind] = {
     FailureReason.REUSE_AFTER_WINDOW: RefusalKind.TOKEN_REFUSED,
     FailureReason.REUSE_AFTER_SUCCESSOR: RefusalKind.TOKEN_REFUSED,
     FailureReason.CODE_REPLAY: RefusalKind.TOKEN_REFUSED,
+    FailureReason.REFRESH_EXPIRED: RefusalKind.TOKEN_REFUSED,
+    FailureReason.CLIENT_DOCUMENT_REFUSED: RefusalKind.TOKEN_REFUSED,
 }
 
 # Reasons that end a connection for good (docs/managing-connections.md#how-access-ends).
@@ -79,6 +81,8 @@ ENDING_REASONS = frozenset(
         FailureReason.CODE_REPLAY,
         FailureReason.REVOKED_BY_CLIENT,
         FailureReason.EXPIRED,
+        FailureReason.REFRESH_EXPIRED,
+        FailureReason.ENDED_BY_STAFF,
     }
 )
 
@@ -87,20 +91,15 @@ _TOOL_REFUSALS = {
     str(ErrorCode.RATE_LIMITED): FailureReason.RATE_LIMITED,
     str(ErrorCode.CONCURRENCY_LIMITED): FailureReason.CONCURRENCY_LIMITED,
 }
-_REFRESH_REFUSALS = {DETAIL_ROLE: FailureReason.REFRESH_ROLE, DETAIL_CLIENT_POLICY: FailureReason.REFRESH_CLIENT_POLICY}
+_REFRESH_REFUSALS = {
+    DETAIL_ROLE: FailureReason.REFRESH_ROLE,
+    DETAIL_CLIENT_POLICY: FailureReason.REFRESH_CLIENT_POLICY,
+    DETAIL_EXPIRED: FailureReason.REFRESH_EXPIRED,
+}
 _REUSES = {
     DETAIL_OUTSIDE_WINDOW: FailureReason.REUSE_AFTER_WINDOW,
     DETAIL_SUCCESSOR_USED: FailureReason.REUSE_AFTER_SUCCESSOR,
 }
-
-# The rows `failure_reason` may name: a narrow filter, so grouped reads stay on the trail's indexes.
-FAILURE_EVENTS = (
-    Q(action=AuditAction.TOOL_CALL, outcome__in=list(_TOOL_REFUSALS))
-    | Q(action=AuditAction.REFRESH, outcome=OUTCOME_INVALID_GRANT)
-    | Q(action__in=[AuditAction.REFRESH_REUSE, AuditAction.CODE_REPLAY])
-    | Q(action=AuditAction.AUTHORIZATION, outcome=OUTCOME_ACCESS_DENIED)
-    | Q(action__in=[AuditAction.REVOCATION, AuditAction.CONNECTION_EXPIRY], outcome=OUTCOME_OK)
-)
 
 
 def failure_reason(*, action: str, outcome: str, reason: str | None, token_type: str | None) -> FailureReason | None:
@@ -119,4 +118,8 @@ def failure_reason(*, action: str, outcome: str, reason: str | None, token_type:
         return FailureReason.REVOKED_BY_CLIENT
     if action == AuditAction.CONNECTION_EXPIRY:
         return FailureReason.EXPIRED
+    if action == AuditAction.CLIENT_DOCUMENT_REFUSAL:
+        return FailureReason.CLIENT_DOCUMENT_REFUSED
+    if action == AuditAction.STAFF_REVOCATION:
+        return FailureReason.ENDED_BY_STAFF
     return None

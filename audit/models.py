@@ -14,9 +14,18 @@ Rows are only ever inserted (`audit.services.record_event`) and deleted by age
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
+
+from operator_core.errors import ErrorCode
 
 # The outcome of what went through; anything else is the error code the client was answered.
 OUTCOME_OK = "ok"
+# Tool-call outcomes that are refusals (audit.failures names each).
+TOOL_REFUSAL_OUTCOMES = (str(ErrorCode.FORBIDDEN), str(ErrorCode.RATE_LIMITED), str(ErrorCode.CONCURRENCY_LIMITED))
+# What oauthlib answers for a refused consent and a refused grant.
+OUTCOME_ACCESS_DENIED = "access_denied"
+OUTCOME_INVALID_GRANT = "invalid_grant"
 
 
 class AuditAction(models.TextChoices):
@@ -40,6 +49,24 @@ class AuditAction(models.TextChoices):
     PASSWORD_RESET = "password_reset", "Password reset completed"
     CONNECTION_EXPIRY = "connection_expiry", "Connection expired unused"
     ID_JAG_GRANT = "id_jag_grant", "Access granted or refused by an identity provider's ID-JAG"
+    CLIENT_DOCUMENT_REFUSAL = "client_document_refusal", "Client ID Metadata Document refused"
+    STAFF_REVOCATION = "staff_revocation", "Connection ended by staff: its tokens revoked in the admin"
+
+
+# The rows `audit.failures.failure_reason` may name. Defined here so that the partial indexes
+# below hold exactly these rows, and a read filtered by the same condition is served by them.
+FAILURE_EVENTS = (
+    Q(action=AuditAction.TOOL_CALL, outcome__in=list(TOOL_REFUSAL_OUTCOMES))
+    | Q(action=AuditAction.REFRESH, outcome=OUTCOME_INVALID_GRANT)
+    | Q(action__in=[AuditAction.REFRESH_REUSE, AuditAction.CODE_REPLAY])
+    | Q(action=AuditAction.AUTHORIZATION, outcome=OUTCOME_ACCESS_DENIED)
+    | Q(action__in=[AuditAction.REVOCATION, AuditAction.CONNECTION_EXPIRY], outcome=OUTCOME_OK)
+    | Q(action__in=[AuditAction.CLIENT_DOCUMENT_REFUSAL, AuditAction.STAFF_REVOCATION])
+)
+# `detail` key of a `CONNECTION_EXPIRY`: a keyed digest of the expired refresh token's checksum
+# (oauth.audit_trail.expired_token_digest), so that the token, presented after the daily job
+# deleted its row, is still recognised; never the token, nor what the token table stored.
+DETAIL_EXPIRED_TOKEN = "expired_token"
 
 
 class AuditEvent(models.Model):
@@ -93,6 +120,23 @@ class AuditEvent(models.Model):
             models.Index(fields=["occurred_at"], name="audit_occurred_idx"),
             models.Index(fields=["organization", "occurred_at"], name="audit_org_occurred_idx"),
             models.Index(fields=["person", "occurred_at"], name="audit_person_occurred_idx"),
+            # The connections pages' reads (docs/development/decisions.md#connection-health-reads):
+            # failures are a few percent of the rows, so their own indexes keep 30 days of them
+            # a short scan; a connection's last tool call is one step down the last index.
+            models.Index(
+                fields=["organization", "occurred_at"], condition=FAILURE_EVENTS, name="audit_org_failure_idx"
+            ),
+            models.Index(fields=["person", "occurred_at"], condition=FAILURE_EVENTS, name="audit_person_failure_idx"),
+            models.Index(
+                fields=["person", "organization", "client_id", "occurred_at"],
+                condition=Q(action=AuditAction.TOOL_CALL),
+                name="audit_last_tool_call_idx",
+            ),
+            models.Index(
+                KeyTransform(DETAIL_EXPIRED_TOKEN, "detail"),
+                condition=Q(action=AuditAction.CONNECTION_EXPIRY),
+                name="audit_expired_token_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -106,6 +150,8 @@ class UsageFigure(models.TextChoices):
     CLIENT = "client", "Tool calls by client ID"
     PERSON = "person", "Tool calls by person ID"
     REFUSAL = "refusal", "Refusals by reason"
+    # Keyed "<person id> <client id>": the organization's connections page counts from it.
+    CONNECTION = "connection", "Tool calls by person and client ID"
     # One row per rolled-up day, its key empty: tells a day with no event from a day not rolled up yet.
     ROLLED = "rolled", "Day rolled up"
 
@@ -129,7 +175,8 @@ class DailyUsage(models.Model):
     time_zone = models.CharField(max_length=64)
     day = models.DateField()
     figure = models.CharField(max_length=16, choices=UsageFigure.choices)
-    key = models.CharField(max_length=255, blank=True)
+    # A client ID is up to 255 characters; a CONNECTION key adds the person's id before it.
+    key = models.CharField(max_length=300, blank=True)
     count = models.PositiveIntegerField()
 
     class Meta:

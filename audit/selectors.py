@@ -1,4 +1,4 @@
-"""Reads of the audit trail: one organization's events over a period, client names, tool-call activity.
+"""Reads of the audit trail: one organization's events over a period, client names, connections' last tool calls.
 
 Tool-call events carry the client's id only (the token names no more, and the
 hot path reads nothing), so readers resolve names of registered clients here,
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Max, OuterRef, QuerySet, Subquery
+from django.db import connection
+from django.db.models import OuterRef, QuerySet, Subquery
 from oauth2_provider.models import get_application_model
 
-from audit.models import AuditAction, AuditEvent
+from audit.models import DETAIL_EXPIRED_TOKEN, AuditAction, AuditEvent
+from operator_core.sql import fetch, uuid_param
 
 
 def events_for_organization(
@@ -49,33 +50,56 @@ def with_registered_client_names(events: QuerySet[AuditEvent]) -> QuerySet[Audit
     return events.annotate(registered_client_name=Subquery(names))
 
 
-@dataclass(frozen=True)
-class ToolCallActivity:
-    calls: int
-    last_call_at: datetime
+# (person id, organization id, client id): one connection's key in the trail.
+ConnectionKey = tuple[int, uuid.UUID, str]
 
 
-def tool_call_activity(
-    *, since: datetime, organization_id: uuid.UUID | None = None, person_id: int | None = None
-) -> dict[tuple[int, str, str], ToolCallActivity]:
-    """Tool calls since `since`, by (person id, organization id as text, client id): how many, and the last.
+def last_tool_calls(keys: Iterable[ConnectionKey]) -> dict[ConnectionKey, datetime]:
+    """When each connection `keys` names last called a tool, for those that ever did (the trail's retention).
 
-    One grouped query over the organization's (or the person's) events, served by
-    the trail's (organization, occurred_at) or (person, occurred_at) index.
+    One statement: per key, a single step down the partial `audit_last_tool_call_idx`
+    (the newest row of that person, organization and client), whatever the number
+    of calls. On PostgreSQL the keys are bound as three arrays and the subquery is
+    planned once; planning one subquery per key cost more than running them all.
     """
-    events = AuditEvent.objects.filter(action=AuditAction.TOOL_CALL, occurred_at__gte=since)
-    if organization_id is not None:
-        events = events.filter(organization_id=organization_id)
-    if person_id is not None:
-        events = events.filter(person_id=person_id)
-    rows = (
-        events.order_by()
-        .values("person_id", "organization_id", "client_id")
-        .annotate(calls=Count("id"), last_call_at=Max("occurred_at"))
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return {}
+    field = AuditEvent._meta.get_field("occurred_at")
+    # Identifiers and the action from the model; every value is bound. The action is written
+    # out, not bound: a prepared statement's generic plan could not use the partial index.
+    latest = (
+        f"(SELECT occurred_at FROM {AuditEvent._meta.db_table} WHERE action = '{AuditAction.TOOL_CALL}'"  # noqa: S608
+        " AND person_id = {person} AND organization_id = {organization} AND client_id = {client}"
+        " ORDER BY occurred_at DESC LIMIT 1)"
     )
-    return {
-        (row["person_id"], str(row["organization_id"]), row["client_id"]): ToolCallActivity(
-            calls=row["calls"], last_call_at=row["last_call_at"]
+    if connection.vendor == "postgresql":
+        sql = (
+            f"SELECT {latest.format(person='k.p', organization='k.o', client='k.c')}"  # noqa: S608
+            " FROM unnest(%s::integer[], %s::uuid[], %s::text[]) WITH ORDINALITY AS k(p, o, c, n) ORDER BY k.n"
         )
-        for row in rows
-    }
+        params: list[object] = [[key[0] for key in wanted], [key[1] for key in wanted], [key[2] for key in wanted]]
+        times = [row[0] for row in fetch(sql, params, fields=[field])]
+    else:
+        # SQLite plans a statement in microseconds: one scalar subquery per key.
+        one = latest.format(person="%s", organization="%s", client="%s")
+        params = [value for key in wanted for value in (key[0], uuid_param(key[1]), key[2])]
+        (row,) = fetch("SELECT " + ", ".join([one] * len(wanted)), params, fields=[field] * len(wanted))
+        times = list(row)
+    return {key: at for key, at in zip(wanted, times, strict=True) if at is not None}
+
+
+def expired_connection(digest: str, *, client_id: str) -> tuple[int | None, uuid.UUID | None] | None:
+    """(person id, organization id) of the `CONNECTION_EXPIRY` of `client_id` that kept `digest`; None if none.
+
+    One lookup on the partial `audit_expired_token_idx`.
+    """
+    row = (
+        AuditEvent.objects.filter(
+            action=AuditAction.CONNECTION_EXPIRY, client_id=client_id, **{f"detail__{DETAIL_EXPIRED_TOKEN}": digest}
+        )
+        .order_by()
+        .values_list("person_id", "organization_id")
+        .first()
+    )
+    return (row[0], row[1]) if row else None

@@ -6,8 +6,10 @@ days since (today, at least) are counted from the events themselves, a range
 of a day or two on the (organization, occurred_at) index. Why a roll-up and
 not indexes alone: docs/development/decisions.md#usage-roll-up.
 
-`latest_failures` answers the connections pages: the newest event of each
-failure reason per person, organization and client.
+`latest_failures` and `connection_tool_calls` answer the connections pages:
+the newest event of each failure reason per person, organization and client
+(on the trail's partial failure indexes), and each connection's tool calls,
+from the roll-up's `CONNECTION` figure and the days since.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from django.db.models import Count, Max, Q
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import TruncDate
 
-from audit.failures import FAILURE_EVENTS, REFUSAL_KINDS, FailureReason, failure_reason
-from audit.models import AuditAction, AuditEvent, DailyUsage, UsageFigure
+from audit.failures import REFUSAL_KINDS, FailureReason, failure_reason
+from audit.models import FAILURE_EVENTS, AuditAction, AuditEvent, DailyUsage, UsageFigure
 
 # (day, figure, key) -> count
 UsageCounts = Counter[tuple[date, str, str]]
@@ -34,11 +36,23 @@ def day_start(day: date, zone: ZoneInfo) -> datetime:
     return datetime.combine(day, time.min, tzinfo=zone)
 
 
-def count_events(organization_id: uuid.UUID | str, *, zone: ZoneInfo, since: datetime, until: datetime) -> UsageCounts:
+# The usage page's figures; the roll-up also counts `CONNECTION`, which the connections page reads.
+PAGE_FIGURES = (UsageFigure.TOOL, UsageFigure.CLIENT, UsageFigure.PERSON, UsageFigure.REFUSAL)
+
+
+def connection_key(person_id: int | None, client_id: str) -> str:
+    """A `CONNECTION` figure's key: the person's id and the client's, which holds no space."""
+    return f"{person_id or ''} {client_id}"
+
+
+def count_events(
+    organization_id: uuid.UUID | str, *, zone: ZoneInfo, since: datetime, until: datetime, connections: bool = True
+) -> UsageCounts:
     """The organization's tool calls by tool, client and person, and its refusals by reason, per day in `zone`.
 
     One grouped query over `since <= occurred_at < until`. Refusals are keyed by
     their `RefusalKind`; a revocation, a declined consent or an expiry is no refusal.
+    With `connections`, tool calls are also counted by person and client (`CONNECTION`).
     """
     rows = (
         AuditEvent.objects.filter(organization_id=organization_id, occurred_at__gte=since, occurred_at__lt=until)
@@ -58,6 +72,8 @@ def count_events(organization_id: uuid.UUID | str, *, zone: ZoneInfo, since: dat
             counts[day, UsageFigure.TOOL, tool] += events
             counts[day, UsageFigure.CLIENT, client_id] += events
             counts[day, UsageFigure.PERSON, str(person_id or "")] += events
+            if connections:
+                counts[day, UsageFigure.CONNECTION, connection_key(person_id, client_id)] += events
         found = failure_reason(action=action, outcome=outcome, reason=reason, token_type=token_type)
         kind = REFUSAL_KINDS.get(found) if found is not None else None
         if kind is not None:
@@ -72,7 +88,12 @@ def usage_counts(organization_id: uuid.UUID | str, *, zone: ZoneInfo, first_day:
     after the last rolled-up one. A day rolled up with nothing in it keeps only
     its `ROLLED` marker, which is not returned.
     """
-    rolled = DailyUsage.objects.filter(organization_id=organization_id, time_zone=str(zone.key), day__gte=first_day)
+    rolled = DailyUsage.objects.filter(
+        organization_id=organization_id,
+        time_zone=str(zone.key),
+        day__gte=first_day,
+        figure__in=[*PAGE_FIGURES, UsageFigure.ROLLED],
+    )
     counts: UsageCounts = Counter()
     rolled_through: date | None = None
     for day, figure, key, count in rolled.values_list("day", "figure", "key", "count"):
@@ -81,8 +102,49 @@ def usage_counts(organization_id: uuid.UUID | str, *, zone: ZoneInfo, first_day:
         else:
             counts[day, figure, key] += count
     live_from = first_day if rolled_through is None else max(first_day, rolled_through + timedelta(days=1))
-    counts.update(count_events(organization_id, zone=zone, since=day_start(live_from, zone), until=now))
+    counts.update(
+        count_events(organization_id, zone=zone, since=day_start(live_from, zone), until=now, connections=False)
+    )
     return counts
+
+
+def connection_tool_calls(
+    organization_id: uuid.UUID, *, zone: ZoneInfo, first_day: date, now: datetime
+) -> dict[tuple[int | None, str], int]:
+    """Tool calls from `first_day` through now, by (person id, client id): the roll-up's, then the live days'.
+
+    Two queries, as `usage_counts`: the `CONNECTION` rows of the span, then the
+    tool calls after the last rolled-up day, grouped by person and client.
+    """
+    rolled = DailyUsage.objects.filter(
+        organization_id=organization_id,
+        time_zone=str(zone.key),
+        day__gte=first_day,
+        figure__in=[UsageFigure.CONNECTION, UsageFigure.ROLLED],
+    )
+    calls: Counter[tuple[int | None, str]] = Counter()
+    rolled_through: date | None = None
+    for day, figure, key, count in rolled.values_list("day", "figure", "key", "count"):
+        if figure == UsageFigure.ROLLED:
+            rolled_through = day if rolled_through is None else max(rolled_through, day)
+        else:
+            person, _, client_id = key.partition(" ")
+            calls[int(person) if person else None, client_id] += count
+    live_from = first_day if rolled_through is None else max(first_day, rolled_through + timedelta(days=1))
+    live = (
+        AuditEvent.objects.filter(
+            organization_id=organization_id,
+            occurred_at__gte=day_start(live_from, zone),
+            occurred_at__lt=now,
+            action=AuditAction.TOOL_CALL,
+        )
+        .order_by()
+        .values_list("person_id", "client_id")
+        .annotate(events=Count("id"))
+    )
+    for person_id, client_id, events in live:
+        calls[person_id, client_id] += events
+    return dict(calls)
 
 
 @dataclass(frozen=True)

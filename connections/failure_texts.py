@@ -99,6 +99,22 @@ _EXPLANATIONS = {
         "The client did not use this connection for 30 days, so its sign-in token expired and the connection ended.",
         f"{again}. A client that is used at least once a month stays connected.",
     ),
+    FailureReason.REFRESH_EXPIRED: lambda person, again, account: Explanation(
+        "The client presented a sign-in token that had expired: the connection was not used for 30 days, so it ended.",
+        f"{again}. A client that is used at least once a month stays connected.",
+    ),
+    FailureReason.CLIENT_DOCUMENT_REFUSED: lambda person, again, account: Explanation(
+        "This client's ID is the address of its metadata document, and the service could not use that document, "
+        "so it could not tell which application this is and refused the sign-in. The page shown then said what "
+        "was wrong with it.",
+        "Nothing on your side: the client's maker must fix the document, or use another client. Once it is "
+        "fixed, connect again.",
+    ),
+    FailureReason.ENDED_BY_STAFF: lambda person, again, account: Explanation(
+        "The service's staff ended this connection: they revoked its sign-in tokens, as they do before "
+        "removing a client.",
+        f"{again} if the client may still be used; if it cannot connect any more, ask the service's operators.",
+    ),
     FailureReason.RATE_LIMITED: lambda person, again, account: Explanation(
         "The client made tool calls faster than the service allows, so some were refused for a short while.",
         "Nothing: calls work again within a minute. If it happens often, let the client work more slowly.",

@@ -19,6 +19,7 @@ from audit.selectors import client_names
 from audit.usage import RecentFailure, latest_failures
 from connections.failure_texts import explain
 from operator_core.conf import operator_settings
+from operator_core.display_text import display_safe
 from organizations.models import Organization
 from organizations.selectors import emails_of_people, organizations_by_id, roles_in_organization, roles_of_person
 
@@ -61,7 +62,11 @@ def _rows(
     rows = []
     for failure in failures[:FAILURE_ROWS]:
         organization = organizations.get(failure.organization_id) if failure.organization_id else None
-        organization_name = organization.name if organization else "an organization that no longer exists"
+        if failure.organization_id is None:
+            # Refused before an organization was chosen (a client's metadata document at sign-in).
+            organization_name = ""
+        else:
+            organization_name = organization.name if organization else "an organization that no longer exists"
         words = explain(
             failure.reason,
             organization=organization_name,
@@ -74,7 +79,8 @@ def _rows(
                 occurred_at=failure.occurred_at,
                 person_email=emails.get(failure.person_id, "") if failure.person_id else "",
                 organization_name=organization_name,
-                client_name=failure.client_name or names.get(failure.client_id, failure.client_id),
+                # A name or document address a client chose: hidden characters made visible.
+                client_name=display_safe(failure.client_name or names.get(failure.client_id, failure.client_id)),
                 reason=failure.reason,
                 ended=failure.reason in ENDING_REASONS,
                 what=words.what,

@@ -1,14 +1,17 @@
 """Reads behind the connections pages: every live grant, OAuth or headless, as one kind of row.
 
 A row joins what the authorization server knows of a connection (oauth.connections,
-agent_auth.connections) with its tool calls from the audit trail. Tool calls
-are recorded per person, organization and client, so two connections of one
-person with one client into one organization show the same calls
-(docs/managing-connections.md#what-the-pages-show).
+agent_auth.connections) with its tool calls from the audit trail: the last one,
+a lookup per connection on an index (`audit.selectors.last_tool_calls`), and on
+the organization's page how many in 30 days, from the daily roll-up and the days
+since (`audit.usage.connection_tool_calls`). Tool calls are recorded per person,
+organization and client, so two connections of one person with one client into
+one organization show the same calls (docs/managing-connections.md#what-the-pages-show).
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -17,13 +20,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent_auth.connections import HeadlessConnection, headless_connections
-from audit.selectors import ToolCallActivity, tool_call_activity
+from audit.selectors import last_tool_calls
+from audit.usage import connection_tool_calls
 from connections.health import FailureRow, newest_failure_since
 from oauth.client_policy import client_policy_or_none, metadata_host
 from oauth.connections import OAuthConnection, oauth_connections
 from oauth.models import Application
 from operator_core.display_text import display_safe
 from organizations.models import Organization
+from organizations.selectors import display_zone
 
 ACTIVITY_DAYS = 30
 Connection = OAuthConnection | HeadlessConnection
@@ -51,7 +56,8 @@ class ConnectionRow:
     scopes: list[str]
     authorized_at: datetime
     last_used_at: datetime
-    tool_calls: int
+    # Counted on the organization's page only (None on the person's own).
+    tool_calls: int | None
     last_call_at: datetime | None
     # The last code exchange or refresh; None for a headless connection, which never refreshes.
     last_refresh_at: datetime | None
@@ -61,10 +67,16 @@ class ConnectionRow:
     granted_by_issuer: str = ""
 
 
-Activity = dict[tuple[int, str, str], ToolCallActivity]
+def _client_id(connection: Connection) -> str:
+    return connection.application.client_id if isinstance(connection, OAuthConnection) else connection.client_id
 
 
-def _row(connection: Connection, activity: Activity, failures: list[FailureRow]) -> ConnectionRow:
+def _row(
+    connection: Connection,
+    last_calls: dict[tuple[int, uuid.UUID, str], datetime],
+    calls: dict[tuple[int | None, str], int] | None,
+    failures: list[FailureRow],
+) -> ConnectionRow:
     granted_by_issuer = ""
     if isinstance(connection, OAuthConnection):
         client_id, client_name = connection.application.client_id, connection.application.name
@@ -74,8 +86,8 @@ def _row(connection: Connection, activity: Activity, failures: list[FailureRow])
         client_id, client_name = connection.client_id, connection.client_name
         registration, last_token_at = HEADLESS_REGISTRATION, connection.authorized_at
     key = (connection.person.pk, str(connection.organization.pk), client_id)
-    calls = activity.get(key)
-    last_used_at = max(last_token_at, calls.last_call_at) if calls else last_token_at
+    last_call_at = last_calls.get((connection.person.pk, connection.organization.pk, client_id))
+    last_used_at = max(last_token_at, last_call_at) if last_call_at else last_token_at
     return ConnectionRow(
         person_email=connection.person.email,
         organization=connection.organization,
@@ -86,8 +98,8 @@ def _row(connection: Connection, activity: Activity, failures: list[FailureRow])
         scopes=connection.scopes,
         authorized_at=connection.authorized_at,
         last_used_at=last_used_at,
-        tool_calls=calls.calls if calls else 0,
-        last_call_at=calls.last_call_at if calls else None,
+        tool_calls=None if calls is None else calls.get((connection.person.pk, client_id), 0),
+        last_call_at=last_call_at,
         # Nothing refreshes a headless connection or one a provider granted.
         last_refresh_at=last_token_at if isinstance(connection, OAuthConnection) and not granted_by_issuer else None,
         failure=newest_failure_since(failures, key=key, since=connection.authorized_at),
@@ -95,13 +107,13 @@ def _row(connection: Connection, activity: Activity, failures: list[FailureRow])
     )
 
 
-def _rows(connections: list[Connection], activity: Activity, failures: list[FailureRow]) -> list[ConnectionRow]:
-    rows = [_row(connection, activity, failures) for connection in connections]
+def _rows(
+    connections: list[Connection], failures: list[FailureRow], calls: dict[tuple[int | None, str], int] | None = None
+) -> list[ConnectionRow]:
+    keys = [(connection.person.pk, connection.organization.pk, _client_id(connection)) for connection in connections]
+    last_calls = last_tool_calls(keys)
+    rows = [_row(connection, last_calls, calls, failures) for connection in connections]
     return sorted(rows, key=lambda row: row.last_used_at, reverse=True)
-
-
-def _since() -> datetime:
-    return timezone.now() - timedelta(days=ACTIVITY_DAYS)
 
 
 def connections_of_person(person: User, *, failures: list[FailureRow] | None = None) -> list[ConnectionRow]:
@@ -111,7 +123,7 @@ def connections_of_person(person: User, *, failures: list[FailureRow] | None = N
     row shows the newest one of its connection.
     """
     found: list[Connection] = [*oauth_connections(person_id=person.pk), *headless_connections(person_id=person.pk)]
-    return _rows(found, tool_call_activity(since=_since(), person_id=person.pk), failures or [])
+    return _rows(found, failures or [])
 
 
 def connections_in_organization(
@@ -119,13 +131,19 @@ def connections_in_organization(
 ) -> list[ConnectionRow]:
     """Every live connection into the organization, with its tool calls of the last 30 days.
 
-    `failures` are the organization's (`connections.health.failures_in_organization`).
+    The 30 days are whole days in the organization's display time zone, today
+    included, as on the usage page. `failures` are the organization's
+    (`connections.health.failures_in_organization`).
     """
     found: list[Connection] = [
         *oauth_connections(organization_id=organization.pk),
         *headless_connections(organization_id=organization.pk),
     ]
-    return _rows(found, tool_call_activity(since=_since(), organization_id=organization.pk), failures or [])
+    now = timezone.now()
+    zone = display_zone(organization)
+    first_day = now.astimezone(zone).date() - timedelta(days=ACTIVITY_DAYS - 1)
+    calls = connection_tool_calls(organization.pk, zone=zone, first_day=first_day, now=now)
+    return _rows(found, failures or [], calls)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,20 @@
-"""The Django admin of clients: DOT's, with how each client registered and when it was last used.
+"""The Django admin of clients and tokens: DOT's, with how each client registered and when it was last used.
 
 A client's name is listed through `display_safe` (operator_core/display_text.py), and
 `Application.__str__` uses it too, so no name a client chose reorders or hides text here.
+DOT's admin forbids deleting tokens, so staff end a client's connections with its
+"Revoke selected" actions; each connection they end is recorded first, so that its
+person can read why (docs/managing-connections.md#why-a-connection-stopped).
 """
 
 from django.contrib import admin
-from oauth2_provider.admin import ApplicationAdmin
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from oauth2_provider.admin import AccessTokenAdmin, ApplicationAdmin, RefreshTokenAdmin
 
-from oauth.models import Application, ClientPolicy
+from oauth.connections import record_staff_revocations
+from oauth.models import AccessToken, Application, ClientPolicy, RefreshToken
 from operator_core.display_text import display_safe
 
 
@@ -24,9 +31,31 @@ class OperatorApplicationAdmin(ApplicationAdmin):
         return display_safe(application.name)
 
 
-# DOT registers its own admin for the application model when its app loads, before ours.
-admin.site.unregister(Application)
-admin.site.register(Application, OperatorApplicationAdmin)
+class OperatorRefreshTokenAdmin(RefreshTokenAdmin):
+    @admin.action(description="Revoke selected refresh tokens")
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[RefreshToken]) -> None:
+        with transaction.atomic():
+            record_staff_revocations(queryset, actor_id=request.user.pk)
+            super().revoke_tokens(request, queryset)
+
+
+class OperatorAccessTokenAdmin(AccessTokenAdmin):
+    @admin.action(description="Revoke selected access tokens")
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[AccessToken]) -> None:
+        # DOT revokes an access token's refresh token with it, which ends its connection.
+        with transaction.atomic():
+            record_staff_revocations(RefreshToken.objects.filter(access_token__in=queryset), actor_id=request.user.pk)
+            super().revoke_tokens(request, queryset)
+
+
+# DOT registers its own admins for these models when its app loads, before ours.
+for model, model_admin in (
+    (Application, OperatorApplicationAdmin),
+    (RefreshToken, OperatorRefreshTokenAdmin),
+    (AccessToken, OperatorAccessTokenAdmin),
+):
+    admin.site.unregister(model)
+    admin.site.register(model, model_admin)
 
 
 @admin.register(ClientPolicy)

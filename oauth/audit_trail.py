@@ -5,9 +5,11 @@ in the caller's transaction: a consent (granted or denied, with the organization
 chosen), a code exchanged, tokens refreshed, a refresh refused because of the
 role or the client policy, a token revoked, a replayed code and a reused
 refresh token (each refusal answered `invalid_grant` and revoking what it
-reached), and a connection that expired unused. Rows carry the person, the organization, the client's id and name and
-the scopes; never a token, a code or a secret: tokens are looked up here by
-their SHA-256 checksum, the way DOT stores them, and the checksum is not kept.
+reached), a connection that expired unused and its token presented again, a client
+ID metadata document refused, and a connection ended by staff in the admin. Rows carry the person,
+the organization, the client's id and name and the scopes; never a token, a code or
+a secret: tokens are looked up here by their SHA-256 checksum, the way DOT stores
+them, and the checksum is not kept (an expiry keeps a keyed digest of it, `expired_token_digest`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ import hashlib
 import uuid
 from typing import Any
 
+from django.core.cache import cache
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
-from oauthlib.oauth2.rfc6749.errors import AccessDeniedError, InvalidGrantError
+from oauth2_provider.settings import oauth2_settings
+from oauthlib.oauth2.rfc6749.errors import AccessDeniedError, InvalidClientIdError, InvalidGrantError
 
-from audit.models import OUTCOME_OK, AuditAction
+from audit.models import DETAIL_EXPIRED_TOKEN, OUTCOME_OK, AuditAction, AuditEvent
+from audit.selectors import expired_connection
 from audit.services import record_event
 from oauth.models import Application
 
@@ -31,6 +37,11 @@ TOKEN_TYPE_REFRESH = "refresh_token"
 # Why a refresh was refused and its connection ended (`record_refresh_refused`).
 REASON_ROLE = "role"
 REASON_CLIENT_POLICY = "client_policy"
+REASON_EXPIRED = "expired"
+_DIGEST_SALT = "oauth.audit_trail.expired-refresh-token"
+_CLIENT_ID_LENGTH: int = AuditEvent._meta.get_field("client_id").max_length or 255
+# A person's refused document is recorded once per client while DOT waits to fetch it again.
+_DOCUMENT_REFUSAL_PREFIX = "oauth.document-refusal-recorded:"
 
 
 def _checksum(token: str) -> str:
@@ -140,6 +151,16 @@ def _record_refused_refresh(action: AuditAction, *, refresh_token: Any, client: 
     )
 
 
+def expired_token_digest(checksum: str) -> str:
+    """What a `CONNECTION_EXPIRY` keeps of its refresh token: an HMAC, under the site's key, of DOT's checksum.
+
+    Recognises the token when it is presented again, and nothing else: it is
+    neither the token nor the checksum the token table held, so the trail,
+    which outlives that table, cannot be matched against a copy of it.
+    """
+    return salted_hmac(_DIGEST_SALT, checksum, algorithm="sha256").hexdigest()
+
+
 def record_connection_expiry(*, refresh_token: Any) -> None:
     """A connection whose refresh token expired unused, recorded just before the token is deleted.
 
@@ -151,6 +172,66 @@ def record_connection_expiry(*, refresh_token: Any) -> None:
         organization_id=refresh_token.organization_id,
         client_id=refresh_token.application.client_id,
         client_name=refresh_token.application.name,
+        detail={DETAIL_EXPIRED_TOKEN: expired_token_digest(refresh_token.token_checksum)},
+    )
+
+
+def record_expired_refresh(*, refresh_token: str, client: Any, row: Any = None) -> None:
+    """A refresh refused `invalid_grant` because its connection had expired unused.
+
+    `row` is the token's row while it is still there (past its 30 days, before
+    the daily job deleted it). Without one, the token is recognised by its
+    connection's `CONNECTION_EXPIRY` (`expired_token_digest`), for the same
+    client; a token never seen, or another client's, records nothing.
+    """
+    if row is not None:
+        person_id, organization_id = row.user_id, row.organization_id
+    else:
+        found = expired_connection(expired_token_digest(_checksum(refresh_token)), client_id=client.client_id)
+        if found is None:
+            return
+        person_id, organization_id = found
+    record_event(
+        AuditAction.REFRESH,
+        outcome=InvalidGrantError.error,
+        person_id=person_id,
+        organization_id=organization_id,
+        client_id=client.client_id,
+        client_name=client.name,
+        detail={"reason": REASON_EXPIRED},
+    )
+
+
+def record_client_document_refusal(*, person_id: int, client_id: str, reason: str) -> None:
+    """A Client ID Metadata Document that could not be used, met by a signed-in person at the authorization endpoint.
+
+    `reason` is the `oauth.cimd.CimdFailure` name. Recorded once per person and
+    client for as long as DOT backs off the document (a reload or a retrying
+    client adds nothing), and not at all for an id longer than the trail keeps.
+    """
+    if len(client_id) > _CLIENT_ID_LENGTH:
+        return
+    key = f"{_DOCUMENT_REFUSAL_PREFIX}{person_id}:{_checksum(client_id)}"
+    if not cache.add(key, True, oauth2_settings.CIMD_FAILURE_BACKOFF_SECONDS):
+        return
+    record_event(
+        AuditAction.CLIENT_DOCUMENT_REFUSAL,
+        outcome=InvalidClientIdError.error,
+        person_id=person_id,
+        client_id=client_id,
+        detail={"reason": reason},
+    )
+
+
+def record_staff_revocation(*, refresh_token: Any, actor_id: int | None) -> None:
+    """A live connection that staff end by revoking its tokens in the Django admin."""
+    record_event(
+        AuditAction.STAFF_REVOCATION,
+        person_id=refresh_token.user_id,
+        organization_id=refresh_token.organization_id,
+        client_id=refresh_token.application.client_id,
+        client_name=refresh_token.application.name,
+        actor_id=actor_id,
     )
 
 

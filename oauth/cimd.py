@@ -129,18 +129,24 @@ def record_cimd_failure(client_id: str, *, failure: CimdFailure) -> None:
     cache.set(_cache_key(client_id), failure.name, oauth2_settings.CIMD_FAILURE_BACKOFF_SECONDS)
 
 
-def cimd_failure_message(client_id: str) -> str | None:
-    """The error page's sentence for a client ID that is a document address; None for any other client ID.
+def cimd_failure(client_id: str) -> CimdFailure | None:
+    """Why the document at `client_id` could not be used; None for a client ID that is no document address.
 
     An `http://` address is never fetched (DOT only treats `https://` ids as
     documents), so it is named as such. An https address without a remembered
     reason failed after the fetch, while DOT checked the metadata.
     """
     if client_id[:7].lower() == "http://":
-        failure = CimdFailure.NOT_HTTPS
-    elif is_cimd_client_id(client_id):
-        failure = CimdFailure.__members__.get(cache.get(_cache_key(client_id)), CimdFailure.INVALID)
-    else:
+        return CimdFailure.NOT_HTTPS
+    if is_cimd_client_id(client_id):
+        return CimdFailure.__members__.get(cache.get(_cache_key(client_id)), CimdFailure.INVALID)
+    return None
+
+
+def cimd_failure_message(client_id: str) -> str | None:
+    """The error page's sentence for a client ID that is a document address; None for any other client ID."""
+    failure = cimd_failure(client_id)
+    if failure is None:
         return None
     reason = failure.value.format(max_kilobytes=oauth2_settings.CIMD_MAX_DOCUMENT_SIZE // 1024)
     return (

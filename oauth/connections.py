@@ -138,6 +138,22 @@ def record_expired_connections(*, now: datetime) -> int:
     return recorded
 
 
+def record_staff_revocations(refresh_tokens: QuerySet[RefreshToken], *, actor_id: int | None) -> int:
+    """Write each live connection among `refresh_tokens`, which staff are revoking in the admin, to the trail.
+
+    Staff cannot delete a client that holds tokens (DOT's admin forbids deleting
+    tokens), so revoking them is how staff end a client's connections, before
+    removing it once the daily job has purged them. Call it just before the
+    revocation, in its transaction; returns how many were recorded.
+    """
+    heads = _live_heads(timezone.now()).filter(pk__in=refresh_tokens.values("pk"))
+    recorded = 0
+    for head in heads:
+        audit_trail.record_staff_revocation(refresh_token=head, actor_id=actor_id)
+        recorded += 1
+    return recorded
+
+
 def end_refused_connection(refresh_token: RefreshToken, *, client: Application, reason: str) -> None:
     """End the connection of `refresh_token`, whose refresh is refused for `reason`, and record why.
 

@@ -92,6 +92,12 @@ def serves_this_origin(request_uri: str, audiences: list[str]) -> bool:
     return _issued_here(audiences)
 
 
+def _past_lifetime(refresh_token: RefreshToken) -> bool:
+    """Whether `refresh_token` is past its 30 days from issue (docs/limits.md#token-lifetimes)."""
+    lifetime = timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
+    return refresh_token.created <= timezone.now() - lifetime
+
+
 class OperatorOAuth2Validator(OAuth2Validator):
     # --- clients -------------------------------------------------------------------
 
@@ -205,14 +211,19 @@ class OperatorOAuth2Validator(OAuth2Validator):
             ):
                 return False
         elif not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
+            if presented is None:
+                # Perhaps the token of a connection that expired, deleted by the daily job since.
+                audit_trail.record_expired_refresh(refresh_token=refresh_token, client=client)
+            elif presented.application_id == client.pk and _past_lifetime(presented):
+                audit_trail.record_expired_refresh(refresh_token=refresh_token, client=client, row=presented)
             return False
         refresh_token_row = request.refresh_token_instance
         if not _issued_here(refresh_token_row.resource):
             return False
         # 30 days from issue (docs/limits.md#token-lifetimes). DOT alone would
         # count from the paired access token's expiry, one hour later.
-        lifetime = timedelta(seconds=operator_settings().refresh_token_lifetime_seconds)
-        if refresh_token_row.created <= timezone.now() - lifetime:
+        if _past_lifetime(refresh_token_row):
+            audit_trail.record_expired_refresh(refresh_token=refresh_token, client=client, row=refresh_token_row)
             return False
         organization_id = refresh_token_row.organization_id
         if organization_id is None:

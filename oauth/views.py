@@ -22,8 +22,9 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749 import errors as oauthlib_errors
 from oauthlib.openid.connect.core.exceptions import ConsentRequired, LoginRequired
 
-from oauth.audit_trail import record_authorization_decision
+from oauth.audit_trail import record_authorization_decision, record_client_document_refusal
 from oauth.authorization_errors import error_page_message
+from oauth.cimd import cimd_failure
 from oauth.consent_refusal import refusal_outside_client_policy
 from oauth.forms import ConsentForm
 from oauth.limits import AUTHORIZATION, limited
@@ -256,11 +257,19 @@ class AuthorizeView(AuthorizationView):
                 application = get_application_model().objects.filter(client_id=client_id).first()
             return self.redirect(_with_issuer(response["url"]), application)
         oauth_error = response["error"]
+        client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id") or ""
         message = error_page_message(
             oauth_error,
-            client_id=self.request.GET.get("client_id") or self.request.POST.get("client_id") or "",
+            client_id=client_id,
             redirect_uri=self.request.GET.get("redirect_uri") or self.request.POST.get("redirect_uri") or "",
         )
+        unknown_client = isinstance(oauth_error, oauthlib_errors.InvalidClientIdError)
+        refused_document = cimd_failure(client_id) if unknown_client else None
+        if refused_document is not None and self.request.user.is_authenticated:
+            # So the person's connections page can say later why this client never connected.
+            record_client_document_refusal(
+                person_id=signed_in_person(self.request).pk, client_id=client_id, reason=refused_document.name
+            )
         return error_page(
             self.request,
             title="This authorization request cannot be completed",

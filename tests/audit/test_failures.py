@@ -17,6 +17,7 @@ class WireValuesTests(SimpleTestCase):
         self.assertEqual(failures.DETAIL_OUTSIDE_WINDOW, refresh_grace.REASON_OUTSIDE_WINDOW)
         self.assertEqual(failures.DETAIL_SUCCESSOR_USED, refresh_grace.REASON_SUCCESSOR_USED)
         self.assertEqual(failures.DETAIL_REFRESH_TOKEN, audit_trail.TOKEN_TYPE_REFRESH)
+        self.assertEqual(failures.DETAIL_EXPIRED, audit_trail.REASON_EXPIRED)
         self.assertEqual(failures.OUTCOME_ACCESS_DENIED, AccessDeniedError.error)
         self.assertEqual(failures.OUTCOME_INVALID_GRANT, InvalidGrantError.error)
 
@@ -38,6 +39,7 @@ class FailureReasonTests(SimpleTestCase):
             FailureReason.CONSENT_DENIED,
             FailureReason.REVOKED_BY_CLIENT,
             FailureReason.EXPIRED,
+            FailureReason.ENDED_BY_STAFF,
         }
 
         self.assertEqual(set(REFUSAL_KINDS), set(FailureReason) - not_refusals)

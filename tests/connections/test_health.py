@@ -195,7 +195,7 @@ class WhyAConnectionStoppedTests(ConnectionsTestCase):
         self.refresh(self.client_id, self.tokens["refresh_token"])
         browser = self.as_person(self.member)
 
-        # session, person, OAuth connections (consented, provider-granted), headless connections, tool calls,
-        # failures, roles, organizations
-        with self.assertNumQueries(9):
+        # session, person, failures, roles, organizations, OAuth connections (consented, provider-granted),
+        # headless connections; with no live connection, no tool call is read
+        with self.assertNumQueries(8):
             browser.get(MINE)
