@@ -10,8 +10,10 @@ docs/development/decisions.md#operating.
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +21,8 @@ _ROOT = Path(__file__).resolve().parent
 _SETTINGS_MODULE = "operator_site.settings"
 _TRUE = {"1", "true", "yes", "on"}
 _CHECK_TIMEOUT_SECONDS = 120
+# How long a worker reads and drops what is left of a request after its answer (post_request).
+_LINGER_SECONDS = 2.0
 
 
 def _int(name: str, default: int) -> int:
@@ -134,6 +138,30 @@ def on_starting(server) -> None:
             server.log.error(line)
         server.log.error("Not starting: fix the settings above (docs/configuration.md).")
         sys.exit(1)
+
+
+def post_request(worker, req, environ, resp) -> None:
+    """Before the connection closes, read and drop what the client still sends (RFC 9112 §9.6).
+
+    An answer given before the body is read (413, 411, the MCP endpoint's 401) leaves
+    the body on its way. Closed with unread bytes, the socket sends a reset, which can
+    reach the proxy before it has read the answer: the client then got the proxy's 502
+    (deploy/haproxy.cfg) or nothing. gunicorn's own lingering close stops after 64 KiB;
+    this one is bounded by time only, so a large body from a proxy on the same network
+    is read to its end, and a slow client holds the worker at most _LINGER_SECONDS.
+    """
+    connection = environ.get("gunicorn.socket")
+    if connection is None or resp is None or not resp.headers_sent or not resp.should_close():
+        return
+    try:
+        connection.shutdown(socket.SHUT_WR)  # the answer is whole: the proxy may pass it on now
+        deadline = time.monotonic() + _LINGER_SECONDS
+        while (remaining := deadline - time.monotonic()) > 0:
+            connection.settimeout(remaining)
+            if not connection.recv(65536):
+                return
+    except OSError:  # the peer went away, or the time is up (TimeoutError): the worker's own close follows
+        return
 
 
 def _check() -> int:

@@ -2,7 +2,9 @@
 
 Each refusal is an `InvalidArguments` naming the `body`, so every renderer
 already knows it: `BodyTooLarge` (413), judged on the declared `Content-Length`
-alone before a byte is read, so a slow sender never holds a worker; and
+alone before a byte is read, so a slow sender never holds a worker;
+`LengthRequired` (411), a body sent chunked with no `Content-Length`, which
+WSGI would read as empty (PEP 3333); and
 `MalformedRequest` (400), a body Django refuses to parse (too many fields or
 files), which `refusal_for` names for the `SuspiciousOperation` or `BadRequest`
 Django raises. The edges that answer them: operator_site/request_refusals.py.
@@ -35,6 +37,15 @@ class BodyTooLarge(InvalidArguments):
         super().__init__(f"The request body exceeds {max_bytes} bytes.", field=BODY_FIELD)
 
 
+class LengthRequired(InvalidArguments):
+    """A body sent with `Transfer-Encoding` and no `Content-Length` (RFC 9110 §15.5.12)."""
+
+    http_status = 411
+
+    def __init__(self) -> None:
+        super().__init__("Length required: send the body with a Content-Length.", field=BODY_FIELD)
+
+
 class MalformedRequest(InvalidArguments):
     """A request Django refused to read; `field` is `body` when the body is at fault."""
 
@@ -49,6 +60,11 @@ def declared_length(meta: Mapping[str, Any]) -> int:
         return max(int(meta.get("CONTENT_LENGTH") or 0), 0)
     except ValueError:
         return 0
+
+
+def sends_without_length(meta: Mapping[str, Any]) -> bool:
+    """The request sends a body (`Transfer-Encoding`, chunked) without declaring its length."""
+    return bool(meta.get("HTTP_TRANSFER_ENCODING")) and not meta.get("CONTENT_LENGTH")
 
 
 def refusal_for(exception: BaseException, *, max_bytes: int) -> InvalidArguments | None:

@@ -2,8 +2,9 @@
 
 `RequestSizeMiddleware`, early in `MIDDLEWARE`, refuses a declared
 `Content-Length` over `max_request_bytes` with 413 before anything reads the
-body (the MCP endpoints are left to their own envelope check, which keeps the
-order docs/transport.md promises). `bad_request`, the root `handler400`,
+body, and a body sent chunked without a `Content-Length` with 411 (the MCP
+endpoints are left to their own envelope check, which keeps the order
+docs/transport.md promises). `bad_request`, the root `handler400`,
 answers what Django raises while reading a request (too many fields or files, a
 malformed multipart body, a refused Host). The answer is the path's format:
 JSON-RPC, headless JSON, an OAuth body or error page, plain JSON under `/api/`,
@@ -19,7 +20,14 @@ from oauth.failures import failure_response
 from operator_core.conf import operator_settings
 from operator_core.errors import InvalidArguments, as_json_response
 from operator_core.mcp.jsonrpc import JSONRPC_INVALID_REQUEST, JsonRpcError, error_response
-from operator_core.request_refusals import BodyTooLarge, MalformedRequest, declared_length, refusal_for
+from operator_core.request_refusals import (
+    BodyTooLarge,
+    LengthRequired,
+    MalformedRequest,
+    declared_length,
+    refusal_for,
+    sends_without_length,
+)
 from operator_site.middleware import MCP_PATH_PREFIX, OAUTH_PATH_PREFIXES
 
 PLAIN_TEXT = "text/plain; charset=utf-8"
@@ -28,7 +36,10 @@ API_PATH_PREFIX = "/api/"
 
 
 class RequestSizeMiddleware:
-    """413 for a declared body over `max_request_bytes`, before it is read; the MCP endpoints judge their own."""
+    """413 for a declared body over `max_request_bytes`, 411 for one of no declared length, before it is read.
+
+    The MCP endpoints judge their own, after authentication (docs/transport.md#order-of-checks).
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -36,6 +47,8 @@ class RequestSizeMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if not request.path.startswith(MCP_PATH_PREFIX):
             max_bytes = operator_settings().max_request_bytes
+            if sends_without_length(request.META):
+                return refusal_response(request, LengthRequired())
             if declared_length(request.META) > max_bytes:
                 return refusal_response(request, BodyTooLarge(max_bytes))
         return self.get_response(request)

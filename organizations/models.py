@@ -35,7 +35,7 @@ class Organization(models.Model):
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
     # The days and times of the organization's pages (docs/managing-connections.md#usage-of-an-organization).
-    time_zone = models.CharField(max_length=64, default="UTC", validators=[validate_time_zone])
+    time_zone = models.CharField(max_length=64, default="UTC", db_default="UTC", validators=[validate_time_zone])
 
     class Meta:
         ordering = ["name"]

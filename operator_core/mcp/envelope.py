@@ -89,7 +89,9 @@ class Rejection:
     version: str | None
 
 
-def check_http(*, http_method: str, content_type: str, declared_length: str | None, max_bytes: int) -> Rejection | None:
+def check_http(
+    *, http_method: str, content_type: str, declared_length: str | None, transfer_encoding: str | None, max_bytes: int
+) -> Rejection | None:
     """The checks made before the body is read, so that an oversized body is never buffered."""
     if http_method != "POST":
         return _reject(
@@ -100,6 +102,9 @@ def check_http(*, http_method: str, content_type: str, declared_length: str | No
         )
     if content_type != JSON_CONTENT_TYPE:
         return _reject(JSONRPC_INVALID_REQUEST, "Content-Type must be application/json", http_status=415)
+    if transfer_encoding and not declared_length:
+        # WSGI reads no body without a Content-Length: a chunked one would be read as empty.
+        return _reject(JSONRPC_INVALID_REQUEST, "Length required: send the body with a Content-Length", http_status=411)
     try:
         declared = int(declared_length or 0)
     except ValueError:

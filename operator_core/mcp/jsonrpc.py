@@ -3,7 +3,7 @@
 Every JSON-RPC error the service sends is a `JsonRpcError` rendered by
 `error_response`; nothing else builds an error body. Its HTTP status comes from
 `HTTP_STATUS` (the one table, for envelope checks and handler errors alike)
-unless the failure is about HTTP itself (405, 413, 415), which names its own
+unless the failure is about HTTP itself (405, 411, 413, 415), which names its own
 status. docs/transport.md lists every code a client can meet.
 """
 
@@ -66,7 +66,7 @@ class JsonRpcError(Exception):
     """One JSON-RPC error answer: code, message, optional data, and its own HTTP details.
 
     `request_id` is filled in by the transport once the body's id is known;
-    `http_status` is set only for failures of HTTP itself (405, 413, 415).
+    `http_status` is set only for failures of HTTP itself (405, 411, 413, 415).
     """
 
     code: int

@@ -195,6 +195,7 @@ class McpEndpoint:
             http_method=request.method or "",
             content_type=request.content_type or "",
             declared_length=request.META.get("CONTENT_LENGTH"),
+            transfer_encoding=request.META.get("HTTP_TRANSFER_ENCODING"),
             max_bytes=max_bytes,
         )
         if rejection is not None:

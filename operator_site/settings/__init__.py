@@ -23,7 +23,7 @@ from operator_site.settings.storage import *  # noqa: F403
 # Every file a secret was read from, with the variable that named it.
 OPERATOR_SECRET_FILES = [
     *OPERATOR_KEY_FILES,  # noqa: F405
-    *((secret.path_name, secret.path) for secret in (EMAIL_PASSWORD, DATABASE_PASSWORD) if secret.path),  # noqa: F405
+    *((secret.path_name, secret.path) for secret in (EMAIL_PASSWORD, DATABASE_PASSWORD, REDIS_PASSWORD) if secret.path),  # noqa: F405
 ]
 
 if PRODUCTION:  # noqa: F405

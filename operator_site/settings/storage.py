@@ -54,6 +54,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.env
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = PREPARE_THRESHOLD
 
 REDIS_URL = env.env_str("REDIS_URL", "")
+# The password, when kept out of REDIS_URL: REDIS_PASSWORD, or a file named by REDIS_PASSWORD_FILE.
+REDIS_PASSWORD = env.env_optional_secret("REDIS_PASSWORD", path_name="REDIS_PASSWORD_FILE")
 if REDIS_URL:
     CACHES: dict[str, dict[str, Any]] = {
         "default": {
@@ -66,6 +68,9 @@ if REDIS_URL:
             "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2, "retry": Retry(NoBackoff(), 1)},
         }
     }
+    if REDIS_PASSWORD.value:
+        # redis-py lets a password written in the URL win over this one.
+        CACHES["default"]["OPTIONS"]["password"] = REDIS_PASSWORD.value
 else:
     # The embedded default serves one process, so a per-process cache is exact there.
     CACHES = {"default": {"BACKEND": "operator_core.local_cache.LocalMemoryCache"}}

@@ -1,5 +1,6 @@
 """Production mode refuses to start without each secret and service; development needs nothing."""
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -8,7 +9,9 @@ from pathlib import Path
 from django.core import signing
 from django.test import SimpleTestCase
 
+from tests.live_servers import free_port, stop, wait_for_port
 from tests.operator_site.test_settings import PROJECT_DIR, _manage, production_environment
+from tests.support import require
 
 IMPORT_SETTINGS = "import operator_site.settings"
 
@@ -284,3 +287,33 @@ class PasswordFileTests(SimpleTestCase):
             result = _import_settings({"OPERATOR_VAR_DIR": var_dir, "DATABASE_PASSWORD_FILE": f"{var_dir}/none"})
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("DATABASE_PASSWORD_FILE names a missing file", result.stderr)
+
+
+class RedisPasswordFileTests(SimpleTestCase):
+    def test_the_cache_signs_in_to_redis_with_the_password_from_its_file(self) -> None:
+        # REDIS_URL could only carry its password inline, where every process listing shows it.
+        require(shutil.which("redis-server") is not None, "no redis-server", component="redis")
+        use_cache = (
+            "import django; django.setup(); from django.core.cache import cache; "
+            "cache.set('redis-password-file', 'signed in'); print(cache.get('redis-password-file'))"
+        )
+        with tempfile.TemporaryDirectory() as var_dir:
+            port = free_port()
+            redis = subprocess.Popen(
+                ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--requirepass", "s3cret"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
+            )
+            self.addCleanup(stop, redis)
+            wait_for_port(port, redis, Path(var_dir) / "no-log")
+            Path(var_dir, "redis-password").write_text("s3cret\n")
+            result = _run_python(
+                use_cache,
+                environment={
+                    "DJANGO_SETTINGS_MODULE": "operator_site.settings",
+                    "OPERATOR_VAR_DIR": var_dir,
+                    "REDIS_URL": f"redis://127.0.0.1:{port}/0",
+                    "REDIS_PASSWORD_FILE": f"{var_dir}/redis-password",
+                },
+            )
+        self.assertEqual(result.stdout.strip(), "signed in", result.stderr[-2000:])
