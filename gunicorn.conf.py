@@ -12,6 +12,7 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -110,7 +111,8 @@ forwarded_allow_ips = _proxy_addresses if _int("OPERATOR_TRUSTED_PROXIES", 0) > 
 
 
 def on_starting(server) -> None:
-    """Refuse to start, one line per problem, when the settings or a system check fail."""
+    """Prepare the metrics folder, then refuse to start, one line per problem, when the settings or a check fail."""
+    _prepare_metrics_folder()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", _SETTINGS_MODULE)}
     try:
         result = subprocess.run(  # noqa: S603 (our own interpreter and file, no shell)
@@ -134,6 +136,25 @@ def on_starting(server) -> None:
             server.log.error(line)
         server.log.error("Not starting: fix the settings above (docs/configuration.md).")
         sys.exit(1)
+
+
+def _prepare_metrics_folder() -> None:
+    """Every worker writes its metrics to files in one folder, so that a scrape, which reaches one
+    worker, reports the sum of all (docs/development/decisions.md#metrics). Set before any worker
+    imports prometheus_client: a folder of this master's own unless the deployment names one,
+    emptied, since counts of a previous run would be added to this one's.
+    """
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="operator-metrics-", dir=worker_tmp_dir)
+    for stale in Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server, worker) -> None:
+    """Drop the live gauges of a worker that ended; its counts stay in the sum."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
 
 
 def _check() -> int:
