@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import httpx
 from django.conf import settings
-from django.test import TransactionTestCase, override_settings
+from django.test import SimpleTestCase, TransactionTestCase, override_settings
 
 from tests.factories import make_membership, make_module, token_for
 from tests.flows.live_gunicorn import LiveGunicorn
@@ -30,6 +30,8 @@ from tests.mcp_requests import envelope, routing_headers
 from tests.support import require
 
 PROMETHEUS = "/usr/bin/prometheus"
+PROMTOOL = "/usr/bin/promtool"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 METRICS_TOKEN = "e2e-metrics-token-0123456789abcdefghijklmnop"
 CALLS = 7
 SCRAPE_WAIT_SECONDS = 30
@@ -141,3 +143,24 @@ class PrometheusScrapeTests(TransactionTestCase):
         targets = httpx.get(f"{self.prometheus_url}/api/v1/targets", timeout=5).json()["data"]["activeTargets"]
         refused = next(target for target in targets if target["labels"]["job"] == "operator-without-token")
         self.assertIn("401", refused["lastError"])
+
+
+class ShippedConfigurationTests(SimpleTestCase):
+    def test_promtool_accepts_the_shipped_scrape_configuration_and_alerts(self) -> None:
+        require(Path(PROMTOOL).exists(), "Debian's prometheus (promtool) is not installed", component="prometheus")
+        with tempfile.TemporaryDirectory(prefix="operator-promtool-") as folder:
+            # The shipped files name /etc/prometheus/: the same files, in a folder of the test's own.
+            for name in ("prometheus.yml", "prometheus-alerts.yml"):
+                text = (DEPLOY / name).read_text().replace("/etc/prometheus/", f"{folder}/")
+                (Path(folder) / name).write_text(text)
+            (Path(folder) / "operator-metrics-token").write_text(METRICS_TOKEN)
+            result = subprocess.run(  # the package's binary, our own arguments, no shell
+                [PROMTOOL, "check", "config", f"{folder}/prometheus.yml"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            )
+
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("SUCCESS: 7 rules found", result.stdout + result.stderr)
