@@ -231,6 +231,8 @@ def _otlp_instruments() -> dict[str, Any]:
     provider = MeterProvider(resource=resource, metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())])
     meter = provider.get_meter("operator_core.telemetry")
     return {
+        # Its exit hook exports what is left when the worker ends; a flush needs it too.
+        "provider": provider,
         "mcp.server.operation.duration": meter.create_histogram(
             "mcp.server.operation.duration",
             unit="s",

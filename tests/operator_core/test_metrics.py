@@ -7,8 +7,12 @@ exposition renders them, before and after one action.
 
 from __future__ import annotations
 
+import os
 import random
-from typing import Any
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+from unittest import mock
 
 from django.conf import settings
 from django.test import override_settings
@@ -206,3 +210,52 @@ class TokenEndpointMetricsTests(OAuthTestCase):
         for value in sent:
             if len(value) >= 4:
                 self.assertNotIn(value, exposition)
+
+
+class _OtlpReceiver(BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver on loopback: keeps each export's path and protobuf body."""
+
+    received: ClassVar[list[tuple[str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+class OtlpExportTests(OperatorEndpointTestCase):
+    def test_a_tool_call_reaches_an_otlp_receiver_over_a_real_socket(self) -> None:
+        receiver = ThreadingHTTPServer(("127.0.0.1", 0), _OtlpReceiver)
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        self.addCleanup(receiver.server_close)
+        self.addCleanup(receiver.shutdown)
+        endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
+        membership = make_membership()
+
+        # The SDK reads its own variables; the settings only say that OTLP is on.
+        with (
+            mock.patch.dict(os.environ, {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}),
+            override_settings(OPERATOR={**settings.OPERATOR, "metrics_otlp": True}),
+        ):
+            try:
+                self.call_tool(membership, "list_modules")
+                provider = metrics._otlp_instruments()["provider"]
+                provider.force_flush()
+            finally:
+                metrics._otlp_instruments()["provider"].shutdown()
+                metrics._otlp_instruments.cache_clear()
+
+        # The flush exports, and so does the shutdown: each holds the call.
+        exports = [export for export in _OtlpReceiver.received if b"mcp.server.operation.duration" in export[1]]
+        self.assertTrue(exports, _OtlpReceiver.received)
+        path, body = exports[0]
+        self.assertEqual(path, "/v1/metrics")
+        self.assertIn(b"gen_ai.tool.name", body)
+        self.assertIn(b"list_modules", body)
+        self.assertNotIn(token_for(membership).encode(), body)
