@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -114,7 +115,8 @@ forwarded_allow_ips = _proxy_addresses if _int("OPERATOR_TRUSTED_PROXIES", 0) > 
 
 
 def on_starting(server) -> None:
-    """Refuse to start, one line per problem, when the settings or a system check fail."""
+    """Prepare the metrics folder, then refuse to start, one line per problem, when the settings or a check fail."""
+    _prepare_metrics_folder()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", _SETTINGS_MODULE)}
     try:
         result = subprocess.run(  # noqa: S603 (our own interpreter and file, no shell)
@@ -162,6 +164,25 @@ def post_request(worker, req, environ, resp) -> None:
                 return
     except OSError:  # the peer went away, or the time is up (TimeoutError): the worker's own close follows
         return
+
+
+def _prepare_metrics_folder() -> None:
+    """Every worker writes its metrics to files in one folder, so that a scrape, which reaches one
+    worker, reports the sum of all (docs/development/decisions.md#metrics). Set before any worker
+    imports prometheus_client: a folder of this master's own unless the deployment names one,
+    emptied, since counts of a previous run would be added to this one's.
+    """
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="operator-metrics-", dir=worker_tmp_dir)
+    for stale in Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server, worker) -> None:
+    """Drop the live gauges of a worker that ended; its counts stay in the sum."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
 
 
 def _check() -> int:

@@ -34,6 +34,7 @@ from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
 from operator_core.outbox import Outbox, attempt_delivery
 from operator_core.rate_limits import FixedWindowLimiter, OnOutage
+from operator_core.telemetry import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ TOO_MANY = "Too many reset requests; try again later."
 OUTCOME_PROVIDER_REQUIRED = "provider_required"
 OUTCOME_NOT_ELIGIBLE = "not_eligible"
 _EMAIL_KEY_SALT = "accounts.password_reset.email"
+RESET_RATE_GROUP = "accounts.reset"
 
 
 def require_reset_allowed(request: HttpRequest, *, email: str) -> None:
@@ -55,16 +57,20 @@ def require_reset_allowed(request: HttpRequest, *, email: str) -> None:
     the limit guards people's inboxes.
     """
     per_address = FixedWindowLimiter(
-        group="accounts.reset.address", limit=REQUESTS_PER_ADDRESS_PER_HOUR, period_seconds=3600
+        group=f"{RESET_RATE_GROUP}.address", limit=REQUESTS_PER_ADDRESS_PER_HOUR, period_seconds=3600
     )
     per_email = FixedWindowLimiter(
-        group="accounts.reset.email", limit=REQUESTS_PER_EMAIL_PER_HOUR, period_seconds=3600, on_outage=OnOutage.REFUSE
+        group=f"{RESET_RATE_GROUP}.email",
+        limit=REQUESTS_PER_EMAIL_PER_HOUR,
+        period_seconds=3600,
+        on_outage=OnOutage.REFUSE,
     )
     # The cache never holds an address: the email's key is an HMAC under SECRET_KEY.
     email_key = salted_hmac(_EMAIL_KEY_SALT, normalized_email(email), algorithm="sha256").hexdigest()
     counts = [per_address.count(client_ip(request)), per_email.count(email_key)]
     exceeded = [count for count in counts if count.exceeded]
     if exceeded:
+        metrics.count_limit_refusal(RESET_RATE_GROUP)
         raise RateLimited(TOO_MANY, retry_after_seconds=max(count.retry_after_seconds for count in exceeded))
 
 

@@ -35,11 +35,14 @@ from operator_core.rate_limits import (
     default_redis_client,
     outage_store,
 )
+from operator_core.telemetry import metrics
 
 logger = logging.getLogger(__name__)
 
 RATE_WINDOW_SECONDS = 60
 RATE_GROUP = "mcp_operator.tool-calls"
+# The concurrency limit, as the metrics name it (docs/operations.md#metrics).
+CONCURRENCY_LIMIT = "mcp_operator.tool-concurrency"
 # Tool calls are authenticated and these limits share capacity fairly rather than guard a
 # secret: while Redis is away, each process keeps counting on its own (docs/operations.md#outages).
 ON_OUTAGE = OnOutage.COUNT_PER_PROCESS
@@ -153,11 +156,13 @@ def _lease(*, user_id: object, organization_id: object, tool_name: str, count: b
             else _take_lease_locally(store, key, lease_id, now_ms, deadline_ms, conf.tool_concurrency)
         )
     if count and counted is not None and counted.exceeded:
+        metrics.count_limit_refusal(RATE_GROUP)
         raise RateLimited(
             f"Too many calls of {tool_name}: at most {conf.tool_calls_per_minute} per minute.",
             retry_after_seconds=counted.retry_after_seconds,
         )
     if int(taken) != 1:
+        metrics.count_limit_refusal(CONCURRENCY_LIMIT)
         raise ConcurrencyLimited(
             f"Too many simultaneous calls of {tool_name}: at most {conf.tool_concurrency} at once.",
             retry_after_seconds=1,

@@ -31,7 +31,12 @@ from oauth import audit_trail
 from oauth.models import AccessToken, Application, RefreshToken
 from oauth.refresh_grace import lock_presented_refresh_token, revoke_token_family, token_checksum
 from operator_core.conf import operator_settings
+from operator_core.telemetry import metrics
 from organizations.models import Organization
+
+# Why a family was revoked here, as the metrics name it (docs/operations.md#metrics).
+FAMILY_REVOKED_REFRESH_REFUSED = "refresh_refused"
+FAMILY_REVOKED_BY_CLIENT = "revoked"
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,7 @@ def end_refused_connection(refresh_token: RefreshToken, *, client: Application, 
         refresh_token.revoke()
     else:
         revoke_token_family(refresh_token.token_family)
+    metrics.count_family_revocation(FAMILY_REVOKED_REFRESH_REFUSED)
     audit_trail.record_refresh_refused(refresh_token=refresh_token, client=client, reason=reason)
 
 
@@ -210,5 +216,6 @@ def end_revoked_connection(token: str, *, client: Application) -> bool:
         presented.revoke()
     else:
         revoke_token_family(family)
+    metrics.count_family_revocation(FAMILY_REVOKED_BY_CLIENT)
     audit_trail.record_connection_revocation(refresh_token=presented, client=client, token_type=token_type)
     return True

@@ -5,6 +5,7 @@ our client rules (`register_client` in oauth/services.py). The pages (sign-in,
 authorization and consent) are in oauth/views.py.
 """
 
+import json
 from typing import Any
 
 from django.db import transaction
@@ -19,6 +20,7 @@ from oauth.models import JWT_BEARER_GRANT_TYPE
 from oauth.services import ClientMetadataError, RegistrationClosed, register_client
 from operator_core.conf import operator_settings
 from operator_core.json_bodies import MalformedJson, parse_json_body
+from operator_core.telemetry import metrics
 
 ERROR_INVALID_CLIENT = "invalid_client"
 
@@ -36,6 +38,17 @@ def _basic_and_body_clients_disagree(request: HttpRequest) -> bool:
 def _registration_error(error: str, description: str, *, status: int = 400) -> JsonResponse:
     """An RFC 7591 §3.2.2 error response, as DOT's registration view answers one."""
     return JsonResponse({"error": error, "error_description": description}, status=status)
+
+
+def _token_result(response: HttpResponse) -> str:
+    """What a token answer came to, for the metrics: issued, or the OAuth error code of its body (RFC 6749 §5.2)."""
+    if response.status_code == 200:
+        return metrics.TOKEN_ISSUED
+    try:
+        error = json.loads(response.content).get("error")
+    except (ValueError, AttributeError):
+        return metrics.OTHER
+    return error if isinstance(error, str) else metrics.OTHER
 
 
 def _conflicting_clients_response() -> JsonResponse:
@@ -63,6 +76,12 @@ class TokenView(dot_views.TokenView):
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = self._answer(request, *args, **kwargs)
+        if metrics.counting():
+            metrics.count_token_outcome(request.POST.get("grant_type"), _token_result(response))
+        return response
+
+    def _answer(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if _basic_and_body_clients_disagree(request):
             return _conflicting_clients_response()
         if request.POST.get("grant_type") == JWT_BEARER_GRANT_TYPE:

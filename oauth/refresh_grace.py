@@ -37,6 +37,7 @@ from oauth import audit_trail
 from oauth.models import RefreshRotation
 from operator_core.conf import operator_settings
 from operator_core.request_log import annotate, current_request_id
+from operator_core.telemetry import metrics
 
 RefreshToken = get_refresh_token_model()
 
@@ -202,6 +203,7 @@ def answer_replay(token: dict[str, Any], request: Any) -> None:
     token.update(replay.answer)
     token["expires_in"] = max(0, int((replay.access_token_expires - timezone.now()).total_seconds()))
     _audit(EVENT_GRACE_REPLAY, rotated=replay.rotated, client_id=replay.client_id)
+    metrics.count_refresh_grace_replay()
 
 
 def remember_rotation(token: dict[str, Any], request: Any, *, rotated: Any) -> None:
@@ -286,6 +288,7 @@ def _revoke_family(rotated: Any, *, client: Any, reason: str) -> None:
         _audit(EVENT_REPLAY_REFUSED, rotated=rotated, client_id=client.client_id, reason=REASON_FAMILY_REVOKED)
         return
     revoke_token_family(family)
+    metrics.count_family_revocation(reason)
     audit_trail.record_refresh_token_reuse(rotated=rotated, client=client, reason=reason)
     _audit(EVENT_REUSE_FAMILY_REVOKED, rotated=rotated, client_id=client.client_id, reason=reason)
 

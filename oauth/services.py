@@ -37,6 +37,7 @@ from oauth.redirect_uris import APPLICATION_TYPE_WEB, APPLICATION_TYPES, Redirec
 from operator_core.conf import operator_settings
 from operator_core.errors import RateLimited
 from operator_core.rate_limits import FixedWindowLimiter, OnOutage
+from operator_core.telemetry import metrics
 
 SIGN_IN_RATE_GROUP = "oauth.sign-in"
 SIGN_IN_WINDOW_SECONDS = 60
@@ -71,6 +72,7 @@ def count_sign_in_attempt(*, client_address: str, email: str) -> None:
     counts = [per_ip.count(client_address), per_email.count(sign_in_email_key(email))]
     waits = [counted.retry_after_seconds for counted in counts if counted.exceeded]
     if waits:
+        metrics.count_limit_refusal(SIGN_IN_RATE_GROUP)
         raise RateLimited("Too many sign-in attempts. Wait a minute and try again.", retry_after_seconds=max(waits))
 
 

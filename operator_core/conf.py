@@ -6,7 +6,7 @@ with `override_settings(OPERATOR=...)`, which clears the cache below.
 
 import functools
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +58,10 @@ class OperatorSettings:
     protocol_revisions: tuple[ProtocolRevision, ...]
     deprecation_policy_url: str
     server_version: str
+    # Never in a repr: settings objects end up in tracebacks and debug pages.
+    metrics_token: str = field(repr=False)
+    metrics_otlp: bool
+    metrics_multiprocess_dir: str
 
     @property
     def resource_metadata_url(self) -> str:

@@ -31,6 +31,7 @@ from operator_core.client_ip import client_ip
 from operator_core.errors import RateLimited, TemporarilyUnavailable
 from operator_core.local_cache import LocalMemoryCache
 from operator_core.outages import REDIS_OUTAGES
+from operator_core.telemetry import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +189,7 @@ def require_within_limit(limiter: FixedWindowLimiter, key: str, *, message: str)
     """Count one attempt under `key`; raise `RateLimited` once over the limit."""
     counted = limiter.count(key)
     if counted.exceeded:
+        metrics.count_limit_refusal(limiter.group)
         raise RateLimited(message, retry_after_seconds=counted.retry_after_seconds)
 
 

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.conf import settings
 from django.core import checks
 
+from operator_core.conf import operator_settings
 from operator_site.settings.production import production_problems
 
 KEY_SECRETS = ("OPERATOR_SIGNING_KEY", "OPERATOR_LTI_KEY")
@@ -29,6 +30,7 @@ def check_production_rules(**_: Any) -> list[checks.CheckMessage]:
         redis_url=settings.REDIS_URL,
         debug=settings.DEBUG,
         email_host=settings.EMAIL_HOST,
+        metrics_token=operator_settings().metrics_token,
     )
     return [checks.Error(problem.line(), id=problem.check_id) for problem in problems]
 

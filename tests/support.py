@@ -4,7 +4,8 @@ Tests that need a real browser, Node.js or Redis skip when it is missing on a de
 machine. CI names the components each run must have in
 OPERATOR_REQUIRE_REAL_SERVICES (comma-separated: `chromium`, `node`, `redis`,
 `postgresql` for the server binaries the fault tests start, `caddy` for the
-proxy of deploy/Caddyfile, `haproxy` for that of deploy/haproxy.cfg, `hosts` for the
+proxy of deploy/Caddyfile, `haproxy` for that of deploy/haproxy.cfg,
+`prometheus` for the scraper of tests/e2e/test_prometheus.py, `hosts` for the
 real MCP hosts of tests/e2e/hosts with tmux and `script`, or `all`),
 which turns the matching skips into failures (docs/development/code-style.md#tests).
 """

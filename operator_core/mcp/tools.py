@@ -30,6 +30,7 @@ from operator_core.mcp.results import failure_result, success_result
 from operator_core.mcp.transport import UnknownTool
 from operator_core.outages import error_for_failure
 from operator_core.request_log import annotate
+from operator_core.telemetry import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +165,7 @@ class ToolRegistry:
         started = time.perf_counter()
         outcome, result = self._run(tool, principal, arguments)
         annotate(outcome=outcome)
+        metrics.note_tool_outcome(name, failed=outcome != OUTCOME_OK)
         if self._on_call is not None:
             duration_ms = round((time.perf_counter() - started) * 1000, 2)
             self._on_call(ToolCallReport(principal=principal, tool=name, outcome=outcome, duration_ms=duration_ms))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -59,6 +60,7 @@ from operator_core.mcp.jsonrpc import (
 from operator_core.mcp.revisions import add_deprecation_headers, served_versions
 from operator_core.outages import error_for_failure
 from operator_core.request_log import annotate
+from operator_core.telemetry import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -159,10 +161,12 @@ class McpEndpoint:
         """Answer one HTTP exchange, in the order of docs/transport.md."""
         if request.method == "OPTIONS":
             return _finish(HttpResponse(status=204, headers={"Allow": ALLOWED_HTTP_METHODS}))
+        started = time.perf_counter()
         headers = _envelope_headers(request)
         version = decode_header_value(headers.get(HEADER_PROTOCOL_VERSION))
         request_id: Any = None
         mcp_method = request.method
+        error_code: int | None = None
         # Authentication passed: the exchange reached the server, so it gets version headers.
         reached = False
         try:
@@ -171,6 +175,7 @@ class McpEndpoint:
             outcome = self._check(request, headers)
             if isinstance(outcome, Rejection):
                 version = outcome.version or version
+                error_code = outcome.error.code
                 response = error_response(outcome.error)
             else:
                 version, request_id, mcp_method = outcome.version, outcome.request_id, outcome.method
@@ -180,11 +185,15 @@ class McpEndpoint:
             return refusal.response
         except JsonRpcError as error:
             error.request_id = request_id
+            error_code = error.code
             response = error_response(error)
         except Exception as failure:
             # The one edge handler: an OperatorError (the docs endpoint's limit), an outage
             # (503, retryable) or a bug (-32603); no detail leaves, never a token in the log.
-            response = error_response(_as_jsonrpc_error(failure, mcp_method=mcp_method, request_id=request_id))
+            caught = _as_jsonrpc_error(failure, mcp_method=mcp_method, request_id=request_id)
+            error_code = caught.code
+            response = error_response(caught)
+        metrics.record_mcp_operation(mcp_method, error_code, time.perf_counter() - started)
         if reached:
             add_deprecation_headers(response, version)
         return _finish(response)

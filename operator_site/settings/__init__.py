@@ -13,6 +13,7 @@ from operator_site.settings.core import *  # noqa: F403
 from operator_site.settings.email import *  # noqa: F403
 from operator_site.settings.keys import *  # noqa: F403
 from operator_site.settings.logs import *  # noqa: F403
+from operator_site.settings.metrics import METRICS_TOKEN
 from operator_site.settings.oauth import *  # noqa: F403
 from operator_site.settings.origin import *  # noqa: F403
 from operator_site.settings.production import ProductionRefused, production_problems
@@ -21,9 +22,10 @@ from operator_site.settings.service import *  # noqa: F403
 from operator_site.settings.storage import *  # noqa: F403
 
 # Every file a secret was read from, with the variable that named it.
+_PASSWORDS = (EMAIL_PASSWORD, DATABASE_PASSWORD, REDIS_PASSWORD, METRICS_TOKEN)  # noqa: F405
 OPERATOR_SECRET_FILES = [
     *OPERATOR_KEY_FILES,  # noqa: F405
-    *((secret.path_name, secret.path) for secret in (EMAIL_PASSWORD, DATABASE_PASSWORD, REDIS_PASSWORD) if secret.path),  # noqa: F405
+    *((secret.path_name, secret.path) for secret in _PASSWORDS if secret.path),
 ]
 
 if PRODUCTION:  # noqa: F405
@@ -35,6 +37,7 @@ if PRODUCTION:  # noqa: F405
         redis_url=REDIS_URL,  # noqa: F405
         debug=DEBUG,  # noqa: F405
         email_host=EMAIL_HOST,  # noqa: F405
+        metrics_token=METRICS_TOKEN.value,
     )
     if _problems:
         raise ProductionRefused(_problems)

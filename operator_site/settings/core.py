@@ -40,6 +40,8 @@ MIDDLEWARE = [
     # Health probes first: no Host check, session or log for a load balancer's poll.
     "operator_site.health.HealthCheckMiddleware",
     "operator_core.request_log.RequestLogMiddleware",
+    # GET /metrics, before the Host check: a scraper names an app server by its address.
+    "operator_site.metrics_endpoint.MetricsEndpointMiddleware",
     # A declared body over 1 MiB is refused here, before anything below reads it.
     "operator_site.request_refusals.RequestSizeMiddleware",
     "django.middleware.security.SecurityMiddleware",

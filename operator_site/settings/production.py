@@ -13,6 +13,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from operator_site.settings.env import Secret
+from operator_site.settings.metrics import METRICS_TOKEN_MIN_LENGTH
 
 SQLITE_ENGINE = "django.db.backends.sqlite3"
 # Permission bits a secret file must not have: any access by group or others.
@@ -54,6 +55,7 @@ def production_problems(
     redis_url: str,
     debug: bool,
     email_host: str,
+    metrics_token: str = "",
 ) -> list[Problem]:
     """Every rule of production mode the given values break, in a fixed order.
 
@@ -80,6 +82,14 @@ def production_problems(
                 "operator.E014",
                 "EMAIL_HOST",
                 "must name an SMTP server: without one, verification codes would be printed in the logs",
+            )
+        )
+    if metrics_token and len(metrics_token) < METRICS_TOKEN_MIN_LENGTH:
+        found.append(
+            Problem(
+                "operator.E016",
+                "OPERATOR_METRICS_TOKEN",
+                f"must be at least {METRICS_TOKEN_MIN_LENGTH} characters: generate one (docs/operations.md#metrics)",
             )
         )
     return found

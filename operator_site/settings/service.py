@@ -5,6 +5,7 @@ django-oauth-toolkit, so each is declared once.
 """
 
 from operator_site.settings import env
+from operator_site.settings.metrics import METRICS_MULTIPROCESS_DIR, METRICS_OTLP, METRICS_TOKEN
 from operator_site.settings.origin import BASE_URL, DOCS_DIR, ISSUER, OPERATOR_ENDPOINT_URL
 from operator_site.settings.security import OPERATOR_PROXY_ADDRESSES, OPERATOR_TRUSTED_PROXIES
 
@@ -69,4 +70,8 @@ OPERATOR = {
     "protocol_revisions": [{"version": "2026-07-28", "deprecated_at": None, "sunset_at": None}],
     "deprecation_policy_url": f"{BASE_URL}/docs/versioning",
     "server_version": "1.0.0",
+    # GET /metrics and the OTLP metric export (docs/operations.md#metrics); no token: no endpoint.
+    "metrics_token": METRICS_TOKEN.value,
+    "metrics_otlp": METRICS_OTLP,
+    "metrics_multiprocess_dir": METRICS_MULTIPROCESS_DIR,
 }

@@ -18,7 +18,14 @@ from django.test import SimpleTestCase
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 # The files docs/deploy.md lists as what the repository ships for a deployment.
-SHIPPED = ("Dockerfile", "gunicorn.conf.py", "compose.yaml", "deploy/env.example", "deploy/Caddyfile")
+SHIPPED = (
+    "Dockerfile",
+    "gunicorn.conf.py",
+    "compose.yaml",
+    "deploy/env.example",
+    "deploy/Caddyfile",
+    "deploy/prometheus.yml",
+)
 MARKER = re.compile(r"^<!-- shipped: (\S+) -->$")
 NOT_THE_FILE = ("variant", "excerpt")
 FENCE = re.compile(r"^(```+|~~~+)")
