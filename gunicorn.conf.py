@@ -136,6 +136,13 @@ def on_starting(server) -> None:
         sys.exit(1)
 
 
+def post_fork(server, worker) -> None:
+    """Set up tracing in each worker when OTEL_* asks: the exporter's thread does not survive a fork."""
+    from operator_core.telemetry.tracing import configure_tracing
+
+    configure_tracing()
+
+
 def _check() -> int:
     """Run in the child: import the settings, run the checks, print one line per finding.
 

@@ -40,6 +40,8 @@ MIDDLEWARE = [
     # Health probes first: no Host check, session or log for a load balancer's poll.
     "operator_site.health.HealthCheckMiddleware",
     "operator_core.request_log.RequestLogMiddleware",
+    # Each request's span, when tracing is on (left out of the chain when it is off).
+    "operator_core.telemetry.request_spans.RequestSpanMiddleware",
     # A declared body over 1 MiB is refused here, before anything below reads it.
     "operator_site.request_refusals.RequestSizeMiddleware",
     "django.middleware.security.SecurityMiddleware",

@@ -1,0 +1,1 @@
+"""Telemetry: OpenTelemetry traces and metrics, and the Prometheus endpoint (docs/operations.md)."""
