@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -37,6 +37,8 @@ _TRACED_COMMANDS = frozenset({"runserver", "db_worker"})
 class _State:
     tracer: Tracer | None = None
     provider: TracerProvider | None = None
+    # base cursor class -> its traced subclass, for this provider
+    cursor_classes: dict[type, type] = {}
 
 
 _state = _State()
@@ -121,6 +123,26 @@ def uninstall() -> None:
     _state.provider.shutdown()
     _state.provider = None
     _state.tracer = None
+    _state.cursor_classes = {}
+
+
+def traced_cursor_class(base: type[Any]) -> type[Any]:
+    """`base`, a psycopg cursor class, or when tracing is on its subclass that traces each statement.
+
+    For the cursors built from their class rather than by the connection's cursor
+    factory, which the psycopg instrumentation replaces: the prepared reads of
+    `operator_core.sql`. Parameters stay out of the spans, as on every other cursor.
+    """
+    if _state.provider is None:
+        return base
+    traced = _state.cursor_classes.get(base)
+    if traced is None:
+        # The instrumentation's own factory of traced cursors: the one private name we use (0.66b1, pinned).
+        from opentelemetry.instrumentation.psycopg import _new_cursor_factory
+
+        traced = _new_cursor_factory(base_factory=base, tracer_provider=_state.provider)
+        _state.cursor_classes[base] = traced
+    return traced
 
 
 def configure_for_command(argv: Sequence[str], environ: Mapping[str, str]) -> None:

@@ -89,6 +89,11 @@ class OtlpExportTests(TransactionTestCase):
         database = [span for span in children if _database_system(span) in {"postgresql", "sqlite"}]
         self.assertTrue(database, [span.name for span in children])
         self.assertTrue(all(span.kind == SPAN_KIND_CLIENT for span in database))
+        # The prepared statements of operator_core/sql.py are traced too: the tool call's audit INSERT is one.
+        statements = [
+            str(span.attributes.get("db.statement", span.attributes.get("db.query.text"))) for span in database
+        ]
+        self.assertTrue(any("audit_auditevent" in statement for statement in statements), statements)
         if os.environ.get("REDIS_URL"):
             self.assertTrue([span for span in children if _database_system(span) == "redis"])
         text = json.dumps([(span.name, span.attributes) for span in spans])
