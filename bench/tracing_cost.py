@@ -7,7 +7,8 @@ and `search_knowledge` through Django's real `WSGIHandler` and reports its own
 CPU time per call. "on" exports every span (the default sampler keeps all) over
 OTLP/HTTP to a receiver in this parent process, on a real socket; its clock
 stops only after the last batch was sent (`force_flush`), so the exporter's
-thread is counted. Rounds interleave off and on; medians are printed.
+thread is counted. "on 10%" keeps one trace in ten (`parentbased_traceidratio`).
+Rounds interleave the modes; medians are printed.
 
     DATABASE_URL=postgres://... REDIS_URL=redis://... OPERATOR_BASE_URL=http://testserver \\
         .venv/bin/python bench/tracing_cost.py [--calls 2000] [--rounds 3]
@@ -102,7 +103,9 @@ def main() -> None:
     receiver = OtlpReceiver()
     receiver.start()
     base = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
-    modes = {"off": base, "on": {**base, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}}
+    traced = {**base, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
+    sampled = {**traced, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}
+    modes = {"off": base, "on": traced, "on 10%": sampled}
     figures: dict[str, dict[str, list[float]]] = {mode: {tool: [] for tool in TOOLS} for mode in modes}
     try:
         for _ in range(options.rounds):
@@ -110,7 +113,7 @@ def main() -> None:
                 command = [sys.executable, __file__, "--child", "--calls", str(options.calls)]
                 output = subprocess.run(command, env=environment, check=True, capture_output=True, text=True)
                 measured = json.loads(output.stdout.strip().splitlines()[-1])
-                if measured["traced"] != (mode == "on"):
+                if measured["traced"] != (mode != "off"):
                     raise SystemExit(f"the {mode} run traced={measured['traced']}")
                 for tool in TOOLS:
                     figures[mode][tool].append(measured[tool])
@@ -118,12 +121,15 @@ def main() -> None:
         receiver.stop()
     print(f"database={os.environ.get('DATABASE_URL', 'sqlite').split(':')[0]} calls={options.calls}")
     print(f"spans received: {len(receiver.received())}")
-    print(f"{'tool':<18}{'off cpu us':>12}{'on cpu us':>12}{'on/off':>8}   rounds off | on")
+    print(f"{'tool':<18}" + "".join(f"{mode + ' cpu us':>16}{'x off':>7}" for mode in modes) + "   rounds")
     for tool in TOOLS:
-        off, on = statistics.median(figures["off"][tool]), statistics.median(figures["on"][tool])
-        rounds = " ".join(f"{value:.0f}" for value in figures["off"][tool])
-        rounds += " | " + " ".join(f"{value:.0f}" for value in figures["on"][tool])
-        print(f"{tool:<18}{off:>12.0f}{on:>12.0f}{on / off:>8.2f}   {rounds}")
+        off = statistics.median(figures["off"][tool])
+        line = f"{tool:<18}"
+        for mode in modes:
+            median = statistics.median(figures[mode][tool])
+            line += f"{median:>16.0f}{median / off:>7.2f}"
+        rounds = " | ".join(" ".join(f"{value:.0f}" for value in figures[mode][tool]) for mode in modes)
+        print(f"{line}   {rounds}")
 
 
 if __name__ == "__main__":
