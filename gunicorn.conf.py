@@ -185,6 +185,13 @@ def child_exit(server, worker) -> None:
     multiprocess.mark_process_dead(worker.pid)
 
 
+def post_fork(server, worker) -> None:
+    """Set up tracing in each worker when OTEL_* asks: the exporter's thread does not survive a fork."""
+    from operator_core.telemetry.tracing import configure_tracing
+
+    configure_tracing()
+
+
 def _check() -> int:
     """Run in the child: import the settings, run the checks, print one line per finding.
 

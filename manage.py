@@ -15,6 +15,11 @@ def main() -> None:
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    from operator_core.telemetry.tracing import configure_for_command
+
+    # The serving process of runserver and db_worker trace when OTEL_* asks (docs/operations.md#traces).
+    configure_for_command(sys.argv, os.environ)
+
     try:
         execute_from_command_line(sys.argv)
     except ImproperlyConfigured as error:

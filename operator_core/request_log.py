@@ -1,7 +1,8 @@
 """One structured log record per request, with a request id the client and the proxy can quote.
 
 `RequestLogMiddleware` gives each request an id (the trusted proxy's
-`X-Request-Id`, otherwise a new one), returns it in `X-Request-Id`, and after
+`X-Request-Id`, otherwise a new one; when tracing is on, the request's trace
+id, through `adopt_request_id`), returns it in `X-Request-Id`, and after
 the response logs one record on the `operator.requests` logger: method, path
 (never the query string, which may carry codes), status, duration and whatever
 the code annotated on the way (`annotate`): the person, the organization, the
@@ -40,6 +41,19 @@ def annotate(**fields: Any) -> None:
         current.update(fields)
 
 
+def annotation(name: str) -> Any:
+    """A field the current request annotated so far; None outside a request or when not set."""
+    current = _fields.get()
+    return current.get(name) if current is not None else None
+
+
+def adopt_request_id(request_id: str) -> None:
+    """Make `request_id` the current request's id (its trace id when tracing is on: docs/operations.md#traces)."""
+    current = _fields.get()
+    if current is not None:
+        current["request_id"] = request_id
+
+
 def current_request_id() -> str | None:
     current = _fields.get()
     return current.get("request_id") if current is not None else None
@@ -58,7 +72,7 @@ class RequestLogMiddleware:
             response = self.get_response(request)
         finally:
             _fields.reset(token)
-        response[REQUEST_ID_HEADER] = request_id
+        response[REQUEST_ID_HEADER] = fields["request_id"]
         if logger.isEnabledFor(logging.INFO):
             fields.update(
                 method=request.method,

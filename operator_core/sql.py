@@ -24,6 +24,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Field
 
+from operator_core.telemetry.tracing import traced_cursor_class
+
 Converter = Callable[[Any, Any, Any], Any]
 
 # The largest integer either vendor binds (64-bit). Callers clamp integers from requests to it: a
@@ -94,11 +96,10 @@ def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
 
     db.validate_thread_sharing()
     with db.wrap_database_errors:
-        # django-stubs declares this psycopg cursor class without its constructor, and types
-        # make_cursor's argument as the wrapper it returns rather than the driver's cursor it takes.
-        cursor = ServerBindingCursor(db.connection)  # type: ignore[call-arg]
+        # The class, traced when tracing is on: built here, it misses the instrumented cursor factory.
+        cursor = traced_cursor_class(ServerBindingCursor)(db.connection)
     # Counted and logged like connection.cursor()'s (assertNumQueries forces the debug wrapper).
-    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)  # type: ignore[arg-type]
+    return db.make_debug_cursor(cursor) if db.queries_logged else db.make_cursor(cursor)
 
 
 def row_converter(fields: Sequence[Field | None]) -> Callable[[Sequence[Any]], tuple]:

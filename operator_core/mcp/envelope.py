@@ -83,10 +83,13 @@ class Rejection:
 
     `version` is the revision the exchange named, for the deprecation headers;
     None when the check came before the body was read (the header alone names it then).
+    `method` is the request's method once the body was read, None before.
     """
 
     error: JsonRpcError
     version: str | None
+    # The request's method, once the body was read (it names the request's span).
+    method: str | None = None
 
 
 def check_http(
@@ -139,14 +142,14 @@ def route_message(
         )
     except JsonRpcError as error:
         error.request_id = request_id
-        return Rejection(error=error, version=header_version)
+        return Rejection(error=error, version=header_version, method=message["method"])
     exchange_version = header_version if header_version is not None else version
     try:
         _require_client_capabilities(params)
         _require_routing_headers(headers, method=message["method"], params=params, version=version)
     except JsonRpcError as error:
         error.request_id = request_id
-        return Rejection(error=error, version=exchange_version)
+        return Rejection(error=error, version=exchange_version, method=message["method"])
     return Route(
         method=message["method"],
         params=params,

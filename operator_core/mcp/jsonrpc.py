@@ -16,6 +16,7 @@ from typing import Any
 from django.http import HttpResponse
 
 from operator_core.errors import ErrorCode, OperatorError, error_payload
+from operator_core.telemetry.spans import note_error_type
 
 JSONRPC_VERSION = "2.0"
 JSON_CONTENT_TYPE = "application/json"
@@ -145,6 +146,7 @@ def result_response(encoded_result: str, *, request_id: Any) -> HttpResponse:
 
 def error_response(error: JsonRpcError) -> HttpResponse:
     """The one builder of a JSON-RPC error body; `id` is left out when there is none to echo."""
+    note_error_type(str(error.code))
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.data is not None:
         body["data"] = error.data

@@ -61,6 +61,7 @@ from operator_core.mcp.revisions import add_deprecation_headers, served_versions
 from operator_core.outages import error_for_failure
 from operator_core.request_log import annotate
 from operator_core.telemetry import metrics
+from operator_core.telemetry.mcp_spans import describe_mcp_exchange
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +174,7 @@ class McpEndpoint:
             principal = self.authenticate(request) if self.authenticate is not None else None
             reached = True
             outcome = self._check(request, headers)
+            describe_mcp_exchange(outcome)
             if isinstance(outcome, Rejection):
                 version = outcome.version or version
                 error_code = outcome.error.code

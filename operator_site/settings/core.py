@@ -42,6 +42,8 @@ MIDDLEWARE = [
     "operator_core.request_log.RequestLogMiddleware",
     # GET /metrics, before the Host check: a scraper names an app server by its address.
     "operator_site.metrics_endpoint.MetricsEndpointMiddleware",
+    # Each request's span, when tracing is on (left out of the chain when it is off).
+    "operator_core.telemetry.request_spans.RequestSpanMiddleware",
     # A declared body over 1 MiB is refused here, before anything below reads it.
     "operator_site.request_refusals.RequestSizeMiddleware",
     "django.middleware.security.SecurityMiddleware",
