@@ -10,6 +10,7 @@ transaction; a test that checks a limit sets the limit it needs.
 
 import os
 import sys
+import time
 import unittest
 from typing import Any
 
@@ -66,30 +67,50 @@ class OperatorTestRunner(DiscoverRunner):
             _with_named_sessions(test_class)
         return suite
 
+    stray_sessions = 0
+
     def teardown_databases(self, old_config: Any, **kwargs: Any) -> None:
-        _end_stray_sessions()
+        self.stray_sessions = _end_stray_sessions()
         super().teardown_databases(old_config, **kwargs)
+
+    def suite_result(self, suite: unittest.TestSuite, result: unittest.TestResult, **kwargs: Any) -> int:
+        # A session left open fails the run, though every test passed: the next one may not drop the database.
+        return super().suite_result(suite, result, **kwargs) + self.stray_sessions
 
 
 # A session some test left open on PostgreSQL's test database (a thread's connection, a
 # child process) makes DROP DATABASE fail after every test passed. Each is named on
-# stderr, with the last statement it ran, so the test that left it can be found, then ended.
+# stderr, by the class that opened it and the last statement it ran, then ended, and
+# the run fails.
 _STRAY_SESSIONS = """
     SELECT pid, application_name, state, left(query, 200)
     FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
 """
 
 
-def _end_stray_sessions() -> None:
+def _lasting_sessions(cursor: Any) -> list[tuple[int, str, str, str]]:
+    """The other sessions still open after up to 5 s: a server process a test just stopped may take a moment."""
+    deadline = time.monotonic() + 5
+    while True:
+        cursor.execute(_STRAY_SESSIONS)
+        sessions = cursor.fetchall()
+        if not sessions or time.monotonic() > deadline:
+            return sessions
+        time.sleep(0.1)
+
+
+def _end_stray_sessions() -> int:
+    ended = 0
     for connection in connections.all():
         if connection.vendor != "postgresql":
             continue
         with connection.cursor() as cursor:
-            cursor.execute(_STRAY_SESSIONS)
-            for pid, application, state, query in cursor.fetchall():
+            for pid, application, state, query in _lasting_sessions(cursor):
                 print(
                     f"tests: a session was left open on the test database: pid {pid}, {application!r}, "
                     f"{state}, last statement {query!r}; ended",
                     file=sys.stderr,
                 )
                 cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+                ended += 1
+    return ended
