@@ -41,20 +41,22 @@ class ToolCallRoundTripTests(OperatorEndpointTestCase):
         self.assertEqual(trips.after_answer, after)
 
     def test_list_modules(self) -> None:
-        self.assert_round_trips("list_modules", sql=3, redis_before=["EVALSHA", "ZREM"], after=[])
+        self.assert_round_trips("list_modules", sql=3, redis_before=["EVALSHA"], after=["redis ZREM"])
 
     def test_list_sources(self) -> None:
-        self.assert_round_trips("list_sources", sql=3, redis_before=["EVALSHA", "ZREM"], after=[])
+        self.assert_round_trips("list_sources", sql=3, redis_before=["EVALSHA"], after=["redis ZREM"])
 
     def test_get_module(self) -> None:
         self.assert_round_trips(
-            "get_module", sql=4, redis_before=["EVALSHA", "ZREM"], after=[], moduleId=str(self.module.id)
+            "get_module", sql=4, redis_before=["EVALSHA"], after=["redis ZREM"], moduleId=str(self.module.id)
         )
 
     def test_fetch_knowledge(self) -> None:
         self.assert_round_trips(
-            "fetch_knowledge", sql=3, redis_before=["EVALSHA", "ZREM"], after=[], sourceId=str(self.source.id)
+            "fetch_knowledge", sql=3, redis_before=["EVALSHA"], after=["redis ZREM"], sourceId=str(self.source.id)
         )
 
     def test_search_knowledge(self) -> None:
-        self.assert_round_trips("search_knowledge", sql=3, redis_before=["EVALSHA", "ZREM"], after=[], query="helmets")
+        self.assert_round_trips(
+            "search_knowledge", sql=3, redis_before=["EVALSHA"], after=["redis ZREM"], query="helmets"
+        )
