@@ -71,3 +71,9 @@ def counted_round_trips() -> Iterator[RoundTrips]:
             yield trips
     finally:
         request_finished.disconnect(mark_answered)
+
+
+def statements(*, reads: int, record_apart: bool = False) -> int:
+    """A tool call's SQL statements: the access query, the tool's reads, and the audit INSERT unless
+    it rides on the settling read as a CTE (PostgreSQL; operator_core.sql.sent_with_settling_read)."""
+    return 1 + reads + (1 if record_apart or connection.vendor != "postgresql" else 0)
