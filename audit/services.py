@@ -60,6 +60,31 @@ def record_tool_call(
     duration_ms: float,
 ) -> None:
     """Append one tool call: a single INSERT, committed without waiting for the disk outside a transaction."""
+    execute(
+        *tool_call_statement(
+            connections[DEFAULT_DB_ALIAS],
+            person_id=person_id,
+            organization_id=organization_id,
+            client_id=client_id,
+            tool=tool,
+            outcome=outcome,
+            duration_ms=duration_ms,
+        )
+    )
+
+
+def tool_call_statement(
+    db: BaseDatabaseWrapper,
+    *,
+    person_id: int,
+    organization_id: str | uuid.UUID | None,
+    client_id: str,
+    tool: str,
+    outcome: str,
+    duration_ms: float,
+) -> tuple[str, list[object]]:
+    """The INSERT of `record_tool_call` and its parameters adapted for `db`, for a caller that sends it
+    itself: as a CTE of a tool call's read (operator_core.sql.sent_with_settling_read)."""
     values = _row(
         AuditAction.TOOL_CALL,
         outcome=outcome,
@@ -69,8 +94,9 @@ def record_tool_call(
         tool=tool,
         duration_ms=duration_ms,
     )
-    db = connections[DEFAULT_DB_ALIAS]
-    _insert(db, values, asynchronous=not db.in_atomic_block and db.vendor == "postgresql")
+    sql, fields = _insert_statement(db.vendor, asynchronous=not db.in_atomic_block and db.vendor == "postgresql")
+    # `db` is the wrapper itself, not the `connection` proxy: each read through the proxy is a thread-local lookup.
+    return sql, [field.get_db_prep_save(value, db) for field, value in zip(fields, values, strict=True)]
 
 
 def record_event(

@@ -112,7 +112,9 @@ def send(handler: WSGIHandler, template: dict[str, object]) -> bytes:
     environ = dict(template)
     environ["wsgi.input"] = io.BytesIO(environ.pop("_body"))  # type: ignore[arg-type]
     status: list[str] = []
-    body = b"".join(handler(environ, lambda code, headers: status.append(code)))
+    response = handler(environ, lambda code, headers: status.append(code))
+    body = b"".join(response)
+    response.close()  # as a WSGI server does once the body is sent: the limits give the lease back then
     if not status[0].startswith("200"):
         raise SystemExit(f"{status[0]}: {body[:300]!r}")
     return body

@@ -102,7 +102,8 @@ def modules_for_organization(
         LEFT JOIN organizations_source src ON src.id = link.source_id AND src.status = %s
         ORDER BY page.updated_at DESC, page.id DESC, src.title, src.id
     """  # noqa: S608 - only placeholders and fixed conditions are interpolated
-    rows = fetch(sql, [uuid_param(organization.pk), *params, limit, SourceStatus.PROCESSED])
+    # The call's last read (list_modules): its audit record may go with it (operator_core/sql.py).
+    rows = fetch(sql, [uuid_param(organization.pk), *params, limit, SourceStatus.PROCESSED], settles_call=True)
     # A module stands on one row per source: convert its columns once, on its first row.
     module_row = row_converter([_field(Module, "id"), None, None, None, _field(Module, "updated_at"), None])
     source_id = row_converter([_field(Source, "id")])
@@ -156,6 +157,7 @@ def module_in_organization(organization: Organization, *, module_id: str | uuid.
         ORDER BY src.title, src.id
         """,
         [uuid_param(cast(uuid.UUID, parsed)), SourceStatus.PROCESSED],  # rows were found: the id parsed
+        settles_call=True,  # the module was found: get_module answers, with its record (operator_core/sql.py)
         fields=[_field(Source, "id"), None],
     )
     module["sources"] = [{"id": source_id, "title": title} for source_id, title in sources]
@@ -195,6 +197,7 @@ def processed_sources_for_organization(
         sql,
         [uuid_param(organization.pk), SourceStatus.PROCESSED, *params, limit],
         fields=[_field(Source, "id"), None, None, None, _field(Source, "processed_at"), None, None],
+        settles_call=True,  # the call's last read (list_sources): its audit record may go with it
     )
     return [dict(zip(SOURCE_ROW_FIELDS, row, strict=True)) for row in rows]
 

@@ -3,8 +3,10 @@
 Rate: `tool_calls_per_minute` through `operator_core.rate_limits`, counting
 every attempt past the role and selector checks. Concurrency: `tool_concurrency`
 leases, each with its own deadline (`tool_lease_seconds`, longer than any call
-may run), given back when the call ends; a lease whose worker died lapses, and
-a refused call holds none. On Redis both are one Lua script, exact across
+may run); a call's lease is given back once its answer is sent (when Django
+closes the response, `request_finished`), so no round trip to Redis stands
+between the read and the answer. A lease whose worker died lapses, and a
+refused call holds none. On Redis both are one Lua script, exact across
 workers and machines; without `REDIS_URL`, the local-memory cache under a lock;
 during a Redis outage, this process's memory (`ON_OUTAGE`). Why:
 docs/development/decisions.md#limits.
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 
 import redis
 from django.core.cache import DEFAULT_CACHE_ALIAS, BaseCache, cache, caches
+from django.core.signals import request_finished, request_started
 
 from operator_core import rate_limits
 from operator_core.conf import operator_settings
@@ -71,6 +74,10 @@ return {count, ends, 1}
 # Serializes the read-and-rewrite of the leases on a cache without scripts.
 _LOCAL_LEASES_LOCK = threading.Lock()
 
+# Per thread (a sync worker serves one request per thread): the leases of this request's
+# calls, given back when its response is closed; absent outside a request.
+_request = threading.local()
+
 
 def leases_key(*, user_id: object, organization_id: object, tool_name: str) -> str:
     """Cache key of the leases of calls in flight."""
@@ -97,10 +104,36 @@ def tool_call_limits(*, user_id: object, organization_id: object, tool_name: str
     """Count one call against the rate, then hold a concurrency lease for the block.
 
     Raises `RateLimited` over the rate, `ConcurrencyLimited` (retryAfterSeconds 1)
-    when every slot is held; a refused call holds nothing.
+    when every slot is held; a refused call holds nothing. Inside a request the
+    lease is held on until the response is closed (`release_deferred_leases`).
     """
-    with _lease(user_id=user_id, organization_id=organization_id, tool_name=tool_name, count=True):
+    with _lease(user_id=user_id, organization_id=organization_id, tool_name=tool_name, count=True, defer=True):
         yield
+
+
+def release_deferred_leases(**_: object) -> None:
+    """Give back the leases of this thread's request: its response was sent and closed.
+
+    A `request_finished` receiver; it also runs on `request_started`, so a
+    request whose response was never closed cannot leave a lease to the next.
+    """
+    releases = getattr(_request, "releases", None)
+    _request.releases = None
+    for release in releases or ():
+        try:
+            release()
+        except Exception:
+            # The answer is out; a lease that could not be given back lapses at its deadline.
+            logger.exception("a lease of %s could not be given back", RATE_GROUP)
+
+
+def _begin_request(**_: object) -> None:
+    release_deferred_leases()
+    _request.releases = []
+
+
+request_started.connect(_begin_request)
+request_finished.connect(release_deferred_leases)
 
 
 @contextlib.contextmanager
@@ -111,7 +144,9 @@ def concurrency_slot(*, user_id: object, organization_id: object, tool_name: str
 
 
 @contextlib.contextmanager
-def _lease(*, user_id: object, organization_id: object, tool_name: str, count: bool) -> Iterator[None]:
+def _lease(
+    *, user_id: object, organization_id: object, tool_name: str, count: bool, defer: bool = False
+) -> Iterator[None]:
     conf = operator_settings()
     rate_key = f"{user_id}:{organization_id}:{tool_name}"
     key = leases_key(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
@@ -170,7 +205,11 @@ def _lease(*, user_id: object, organization_id: object, tool_name: str, count: b
     try:
         yield
     finally:
-        _give_back(store, key, lease_id, client)
+        releases = getattr(_request, "releases", None) if defer else None
+        if releases is None:
+            _give_back(store, key, lease_id, client)
+        else:
+            releases.append(functools.partial(_give_back, store, key, lease_id, client))
 
 
 def _take_lease_locally(store: BaseCache, key: str, lease_id: str, now_ms: int, deadline_ms: int, slots: int) -> int:

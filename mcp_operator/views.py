@@ -16,7 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from mcp_operator.admission import admit_operator_call
-from mcp_operator.audit_trail import record_operator_call
+from mcp_operator.audit_trail import operator_call_record, record_operator_call
 from mcp_operator.auth import authenticate_operator_request
 from mcp_operator.server_card import (
     INSTRUCTIONS,
@@ -46,7 +46,9 @@ def operator_endpoint() -> McpEndpoint:
             version=operator_settings().server_version,
             instructions=INSTRUCTIONS,
         ),
-        tools=ToolRegistry(TOOLS, admission=admit_operator_call, on_call=record_operator_call),
+        tools=ToolRegistry(
+            TOOLS, admission=admit_operator_call, on_call=record_operator_call, record_with_read=operator_call_record
+        ),
         resources=ServerCardResources(),
         authenticate=authenticate_operator_request,
     )

@@ -9,13 +9,22 @@ by the model fields' converters (`fetch`, `row_converter`), and statements run
 through Django's cursor wrapper, on PostgreSQL one that binds on the server so
 psycopg prepares them. SQL text holds `%s` (or `%(name)s`) placeholders only:
 values are always bound. Why: docs/development/performance.md#the-tool-calls-reads-are-sql-written-by-hand.
+
+`sent_with_settling_read` lets a data-modifying statement (a tool call's
+audit record) ride on the read that settles the call: on PostgreSQL it becomes
+a CTE of that read, so both take one round trip and commit together; elsewhere
+it is not sent, and its owner runs it on its own
+(docs/development/performance.md#a-tool-call-in-one-statement).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -54,19 +63,61 @@ def contains_param(text: str) -> str:
     return f"%{connection.ops.prep_for_like_query(text)}%"
 
 
+@dataclass
+class Rider:
+    """A statement that returns no rows, to be sent with a settling read (`sent_with_settling_read`).
+
+    `statement` builds it when it is sent: SQL with `%s` placeholders, and its
+    parameters adapted for `db`. `sent` tells its owner whether it went.
+    """
+
+    statement: Callable[[BaseDatabaseWrapper], tuple[str, list[object]]]
+    sent: bool = False
+
+
+_rider: ContextVar[Rider | None] = ContextVar("operator_core.sql.rider", default=None)
+
+
+@contextlib.contextmanager
+def sent_with_settling_read(rider: Rider | None) -> Iterator[None]:
+    """On PostgreSQL, send `rider` as a CTE of the block's first `fetch(..., settles_call=True)`, if any.
+
+    PostgreSQL runs a data-modifying CTE exactly once, whether the read uses it
+    or not, in the read's own transaction. SQLite has no data-modifying CTE: the
+    rider is never sent there, and `rider.sent` stays False.
+    """
+    token = _rider.set(rider)
+    try:
+        yield
+    finally:
+        _rider.reset(token)
+
+
 def fetch(
-    sql: str, params: Sequence[object] | Mapping[str, object], *, fields: Sequence[Field | None] | None = None
+    sql: str,
+    params: Sequence[object] | Mapping[str, object],
+    *,
+    fields: Sequence[Field | None] | None = None,
+    settles_call: bool = False,
 ) -> list[tuple]:
     """Run one SELECT and return its rows; with `fields`, column i converted as the ORM converts `fields[i]`.
 
     `params` bind `%s` placeholders in order, or `%(name)s` placeholders by name.
+    `settles_call`: whatever rows this read returns, the tool call it serves
+    succeeds (no error can follow it), so the call's record may go with it.
     """
     # The wrapper is looked up once: each `connection.x` is a thread-local lookup of its own.
     db = connections[DEFAULT_DB_ALIAS]
+    rider = _rider.get() if settles_call else None
+    if rider is not None and db.vendor == "postgresql":
+        sql, params = _with_rider(rider.statement(db), sql, params)
     with _cursor(db) as cursor:
         # django-stubs admits a fixed list of Python types; ours are already adapted by the backend.
         cursor.execute(sql, params)  # type: ignore[arg-type]
         rows = cursor.fetchall()
+    if rider is not None and db.vendor == "postgresql":
+        rider.sent = True
+        _rider.set(None)
     if fields is None or not rows:
         return rows
     convert = _converter(db, tuple(fields))
@@ -78,6 +129,25 @@ def execute(sql: str, params: Sequence[object]) -> None:
     with _cursor(connections[DEFAULT_DB_ALIAS]) as cursor:
         # django-stubs admits a fixed list of Python types; ours are already adapted by the backend.
         cursor.execute(sql, params)  # type: ignore[arg-type]
+
+
+def _with_rider(
+    rider: tuple[str, list[object]], sql: str, params: Sequence[object] | Mapping[str, object]
+) -> tuple[str, Sequence[object] | Mapping[str, object]]:
+    """The read `sql` with the rider as its first CTE, and the parameters of both."""
+    rider_sql, rider_params = rider
+    if isinstance(params, Mapping):
+        # A read bound by name: the rider's placeholders are named too, in a name space of their own.
+        names = [f"rider_{index}" for index in range(len(rider_params))]
+        pieces = rider_sql.split("%s")
+        rider_sql = pieces[0] + "".join(f"%({name})s{piece}" for name, piece in zip(names, pieces[1:], strict=True))
+        bound: Sequence[object] | Mapping[str, object] = {**params, **dict(zip(names, rider_params, strict=True))}
+    else:
+        bound = [*rider_params, *params]
+    body = sql.lstrip()
+    if body[:4].upper() == "WITH":
+        return f"WITH rider AS ({rider_sql}), {body[4:].lstrip()}", bound
+    return f"WITH rider AS ({rider_sql}) {body}", bound
 
 
 def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:

@@ -40,5 +40,6 @@ def postgres_rows(
         "headline": headline,
     }
     # Prepared, like the other reads of a tool call: planning the join cost PostgreSQL
-    # about 0.3 ms of CPU per search (docs/development/performance.md).
-    return fetch(_SQL, params)
+    # about 0.3 ms of CPU per search (docs/development/performance.md). The call's last
+    # read (search_knowledge): its audit record may go with it (operator_core/sql.py).
+    return fetch(_SQL, params, settles_call=True)

@@ -8,9 +8,11 @@ other answer), the result shapes of `operator_core.mcp.results`, and the
 tool-call edge: an outage is `temporarily_unavailable`, any other exception is
 logged and answered `internal_error`. The `on_call` observer hears of every
 call past the name lookup before its result is returned, so no answer leaves
-without its audit record. `open_admission` admits every call on an endpoint
-without principals. docs/development/architecture.md#one-tool-call-step-by-step
-walks a call; docs/development/adding-a-tool.md adds one.
+without its audit record; with `record_with_read`, that record is sent with
+the read that settles the call instead (on PostgreSQL one round trip for both,
+`operator_core.sql.sent_with_settling_read`), and the observer is told so.
+`open_admission` admits every call on an endpoint without principals.
+docs/development/architecture.md#one-tool-call-step-by-step walks a call; docs/development/adding-a-tool.md adds one.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from operator_core.mcp.results import failure_result, success_result
 from operator_core.mcp.transport import UnknownTool
 from operator_core.outages import error_for_failure
 from operator_core.request_log import annotate
+from operator_core.sql import Rider, sent_with_settling_read
 from operator_core.telemetry import metrics
 
 logger = logging.getLogger(__name__)
@@ -102,15 +105,21 @@ Admission = Callable[[object, Tool, dict[str, Any]], contextlib.AbstractContextM
 
 @dataclass(frozen=True)
 class ToolCallReport:
-    """What the observer learns of one call: `outcome` is `OUTCOME_OK` or the tool error code."""
+    """What the observer learns of one call: `outcome` is `OUTCOME_OK` or the tool error code.
+
+    `recorded_with_read`: the call's record already went, as `OUTCOME_OK`, with the read that settled it.
+    """
 
     principal: object
     tool: str
     outcome: str
     duration_ms: float
+    recorded_with_read: bool = False
 
 
 CallObserver = Callable[[ToolCallReport], None]
+# (principal, tool name, perf_counter at the call's start) -> the statement recording the call as OUTCOME_OK.
+CallRecorder = Callable[[object, str, float], Rider]
 
 
 @contextlib.contextmanager
@@ -125,13 +134,21 @@ class ToolRegistry:
     # tools/list is the same list for every principal: the transport encodes it once.
     same_listing_for_everyone = True
 
-    def __init__(self, tools: list[Tool], *, admission: Admission, on_call: CallObserver | None = None) -> None:
+    def __init__(
+        self,
+        tools: list[Tool],
+        *,
+        admission: Admission,
+        on_call: CallObserver | None = None,
+        record_with_read: CallRecorder | None = None,
+    ) -> None:
         names = [tool.name for tool in tools]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate tool names in {names}")
         self._tools: dict[str, Tool] = {tool.name: tool for tool in tools}
         self._admission = admission
         self._on_call = on_call
+        self._record_with_read = record_with_read
         self._validators: dict[str, Draft202012Validator] = {}
         self._defaults: dict[str, dict[str, Any]] = {}
         self._integers: dict[str, frozenset[str]] = {}
@@ -163,12 +180,18 @@ class ToolRegistry:
             raise UnknownTool(name)
         annotate(tool=name)
         started = time.perf_counter()
-        outcome, result = self._run(tool, principal, arguments)
+        rider = self._record_with_read(principal, name, started) if self._record_with_read is not None else None
+        with sent_with_settling_read(rider):
+            outcome, result = self._run(tool, principal, arguments)
         annotate(outcome=outcome)
         metrics.note_tool_outcome(name, failed=outcome != OUTCOME_OK)
         if self._on_call is not None:
             duration_ms = round((time.perf_counter() - started) * 1000, 2)
-            self._on_call(ToolCallReport(principal=principal, tool=name, outcome=outcome, duration_ms=duration_ms))
+            recorded = rider is not None and rider.sent
+            report = ToolCallReport(
+                principal=principal, tool=name, outcome=outcome, duration_ms=duration_ms, recorded_with_read=recorded
+            )
+            self._on_call(report)
         return result
 
     def _run(self, tool: Tool, principal: object, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:

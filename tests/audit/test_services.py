@@ -9,7 +9,14 @@ from django.test import TestCase, TransactionTestCase, override_settings
 from django.utils import timezone
 
 from audit.models import OUTCOME_OK, AuditAction, AuditEvent
-from audit.services import SUPPRESSED_EMAIL_DETAIL, purge_audit_events, record_event, record_tool_call
+from audit.services import (
+    SUPPRESSED_EMAIL_DETAIL,
+    purge_audit_events,
+    record_event,
+    record_tool_call,
+    tool_call_statement,
+)
+from operator_core.sql import Rider, fetch, sent_with_settling_read
 from tests.factories import make_membership
 
 
@@ -74,6 +81,38 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
 
     @unittest.skipUnless(connection.vendor == "postgresql", "synchronous_commit is PostgreSQL's")
     def test_a_tool_calls_insert_commits_without_waiting_for_the_disk_and_an_events_does(self) -> None:
+        self._create_probe()
+
+        record_tool_call(
+            person_id=1, organization_id=None, client_id="c", tool="list_modules", outcome=OUTCOME_OK, duration_ms=1.0
+        )
+        record_event(AuditAction.CLAIM_START)
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT setting FROM durability_probe")
+            self.assertEqual([setting for (setting,) in cursor.fetchall()], ["off", "on"])
+
+    @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
+    def test_a_tool_calls_record_sent_with_its_read_commits_with_it_without_waiting_for_the_disk(self) -> None:
+        self._create_probe()
+        rider = Rider(
+            lambda db: tool_call_statement(
+                db, person_id=1, organization_id=None, client_id="c", tool="list_modules", outcome="ok", duration_ms=1.0
+            )
+        )
+
+        with sent_with_settling_read(rider):
+            rows = fetch("SELECT %s + 1 AS answer", [41], settles_call=True)
+
+        self.assertEqual((rows, rider.sent), ([(42,)], True))
+        self.assertEqual(AuditEvent.objects.get().tool, "list_modules")
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT setting FROM durability_probe")
+            self.assertEqual([setting for (setting,) in cursor.fetchall()], ["off"])
+            cursor.execute("SELECT current_setting('synchronous_commit')")
+            self.assertEqual(cursor.fetchone()[0], "on")
+
+    def _create_probe(self) -> None:
         # A trigger notes the setting each INSERT runs under: the one its commit obeys.
         with connection.cursor() as cursor:
             cursor.execute("CREATE TEMPORARY TABLE durability_probe (setting text)")
@@ -86,15 +125,6 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
                 "FOR EACH ROW EXECUTE FUNCTION pg_temp.note_durability()"
             )
         self.addCleanup(self._drop_probe)
-
-        record_tool_call(
-            person_id=1, organization_id=None, client_id="c", tool="list_modules", outcome=OUTCOME_OK, duration_ms=1.0
-        )
-        record_event(AuditAction.CLAIM_START)
-
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT setting FROM durability_probe")
-            self.assertEqual([setting for (setting,) in cursor.fetchall()], ["off", "on"])
 
     def _drop_probe(self) -> None:
         with connection.cursor() as cursor:

@@ -5,8 +5,10 @@ import unittest
 from django.db import connection
 from django.test import TestCase
 
+from audit.models import AuditEvent
+from audit.services import tool_call_statement
 from knowledge.search.schema import SEARCH_FUNCTION
-from operator_core.sql import fetch
+from operator_core.sql import Rider, fetch, sent_with_settling_read
 from operator_site.settings.storage import PREPARE_THRESHOLD
 from organizations.models import Role
 from tests.factories import make_membership, make_source
@@ -19,6 +21,47 @@ def prepared_statements() -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         return [statement for (statement,) in cursor.fetchall()]
+
+
+def audit_rider(tool: str) -> Rider:
+    return Rider(
+        lambda db: tool_call_statement(
+            db, person_id=1, organization_id=None, client_id="c", tool=tool, outcome="ok", duration_ms=1.0
+        )
+    )
+
+
+class SettlingReadTests(TestCase):
+    """A tool call's record rides on its settling read: on PostgreSQL a CTE of it, elsewhere not at all."""
+
+    def test_the_record_goes_with_a_settling_read_on_postgresql_only(self) -> None:
+        rider = audit_rider("list_modules")
+
+        with sent_with_settling_read(rider), self.assertNumQueries(1):
+            rows = fetch("SELECT %s + 1 AS answer", [41], settles_call=True)
+
+        self.assertEqual(rows, [(42,)])
+        on_postgresql = connection.vendor == "postgresql"
+        self.assertEqual((rider.sent, AuditEvent.objects.filter(tool="list_modules").count()), (on_postgresql,) * 2)
+
+    def test_a_read_that_does_not_settle_the_call_goes_alone(self) -> None:
+        rider = audit_rider("get_module")
+
+        with sent_with_settling_read(rider):
+            fetch("SELECT 1", [])
+
+        self.assertEqual((rider.sent, AuditEvent.objects.count()), (False, 0))
+
+    @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
+    def test_the_record_joins_a_read_of_its_own_ctes_and_named_parameters_once(self) -> None:
+        rider = audit_rider("search_knowledge")
+
+        with sent_with_settling_read(rider):
+            first = fetch("WITH x AS (SELECT %(v)s::int AS v) SELECT v FROM x", {"v": 7}, settles_call=True)
+            second = fetch("SELECT %s::int", [8], settles_call=True)
+
+        self.assertEqual((first, second), ([(7,)], [(8,)]))
+        self.assertEqual(AuditEvent.objects.filter(tool="search_knowledge").count(), 1)
 
 
 class FetchTests(TestCase):
@@ -54,10 +97,11 @@ class PreparedStatementTests(OperatorEndpointTestCase):
             self.call_tool(member, "list_modules")
 
         new = set(prepared_statements()) - before
-        # the person's access, the page of modules, the audit record; no ORM query
-        self.assertEqual(len(new), 3, new)
+        # the person's access, the page of modules with the audit record as its CTE; no ORM query
+        self.assertEqual(len(new), 2, new)
         kinds = sorted(statement.split()[0] for statement in new)
-        self.assertEqual(kinds, ["INSERT", "SELECT", "SELECT"], new)
+        self.assertEqual(kinds, ["SELECT", "WITH"], new)
+        self.assertEqual(len([statement for statement in new if "INSERT INTO" in statement]), 1, new)
 
     def test_a_search_is_prepared_too(self) -> None:
         member = make_membership(role=Role.MEMBER)
@@ -68,8 +112,8 @@ class PreparedStatementTests(OperatorEndpointTestCase):
             self.assertEqual(len(self.call_tool(member, "search_knowledge", query="forklift").structured["results"]), 1)
 
         new = set(prepared_statements()) - before
-        # the person's access, the search (its function, the titles, the snippets), the audit record
-        self.assertEqual(len(new), 3, new)
+        # the person's access, the search (its function, the titles, the snippets) with the audit record
+        self.assertEqual(len(new), 2, new)
         self.assertEqual(len([statement for statement in new if SEARCH_FUNCTION in statement]), 1, new)
 
     def test_nothing_is_prepared_when_prepared_statements_are_off(self) -> None:
