@@ -29,8 +29,7 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
-from tests.live_servers import BASE_DIR, free_port, manage, stop, wait_for_port
+from tests.live_servers import BASE_DIR, free_port, manage, server_environment, stop, wait_for_port
 from tests.operator_site.test_slow_body_behind_caddy import SHIPPED_CADDYFILE, SHIPPED_UPSTREAM, _require_caddy
 from tests.support import require
 
@@ -113,21 +112,15 @@ class BodiesBehindProxiesTests(SimpleTestCase):
             "OPERATOR_DOMAIN": f"http://127.0.0.1:{cls.caddy_port}",
         }
         caddy = _require_caddy(caddy_config, caddy_environment)
-        app_environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": f"http://127.0.0.1:{cls.haproxy_port}",
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-            "OPERATOR_VAR_DIR": str(workdir),
-            "OPERATOR_TRUSTED_PROXIES": "1",
-            "GUNICORN_BIND": f"127.0.0.1:{app_port}",
-            "GUNICORN_WORKERS": "2",
-            "GUNICORN_LOG_LEVEL": "warning",
-        }
+        app_environment = server_environment(
+            f"http://127.0.0.1:{cls.haproxy_port}",
+            DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
+            OPERATOR_VAR_DIR=str(workdir),
+            OPERATOR_TRUSTED_PROXIES="1",
+            GUNICORN_BIND=f"127.0.0.1:{app_port}",
+            GUNICORN_WORKERS="2",
+            GUNICORN_LOG_LEVEL="warning",
+        )
         manage("migrate", "--noinput", environment=app_environment)
         cls._start(
             [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py", "operator_site.wsgi"],

@@ -27,8 +27,7 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
-from tests.live_servers import BASE_DIR, free_port, start_gunicorn, stop, wait_for_port
+from tests.live_servers import BASE_DIR, free_port, server_environment, start_gunicorn, stop, wait_for_port
 from tests.support import require
 
 SHIPPED_CADDYFILE = BASE_DIR / "deploy" / "Caddyfile"
@@ -118,18 +117,12 @@ class SlowBodyBehindCaddyTests(SimpleTestCase):
             "OPERATOR_DOMAIN": cls.proxy_url,
         }
         caddy = _require_caddy(config, proxy_environment)
-        app_environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": cls.proxy_url,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-            "OPERATOR_VAR_DIR": str(workdir),
-            "OPERATOR_TRUSTED_PROXIES": "1",
-        }
+        app_environment = server_environment(
+            cls.proxy_url,
+            DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
+            OPERATOR_VAR_DIR=str(workdir),
+            OPERATOR_TRUSTED_PROXIES="1",
+        )
         start_gunicorn(cls, environment=app_environment, port=app_port, log=workdir / "gunicorn.log", workers=1)
         log = workdir / "caddy.log"
         proxy = subprocess.Popen(
