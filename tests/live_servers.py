@@ -120,9 +120,14 @@ def manage(*arguments: str, environment: dict[str, str]) -> subprocess.Completed
     )
 
 
-def start_process_on(test_class: Any, command: list[str], *, port: int, log: Path) -> subprocess.Popen:
-    """`command` in a process of its own, stopped with the test class, once it listens on `port`."""
-    process = subprocess.Popen(command, cwd=BASE_DIR, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+def start_process_on(
+    test_class: Any, command: list[str], *, port: int, log: Path, environment: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """`command` in a process of its own, stopped with the test class, once it listens on `port`.
+
+    It runs in `environment`, or in this process's environment when none is given.
+    """
+    process = subprocess.Popen(command, cwd=BASE_DIR, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     test_class.addClassCleanup(stop, process)
     wait_for_port(port, process, log)
     return process
