@@ -108,6 +108,28 @@ def database_cpu_seconds() -> float | None:
     return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def seeded_token() -> tuple[Organization, str]:
+    """The demo data seeded into the database, and a read token of Bob's at Acme for the whole run."""
+    call_command("seed_demo", verbosity=0)
+    user = get_user_model().objects.get(email="bob@acme.test")
+    organization = Organization.objects.get(slug="acme")
+    token = issue_access_token(
+        user_id=user.pk,
+        organization_id=str(organization.pk),
+        client_id="bench",
+        scopes=[SCOPE_OPERATOR_READ],
+        expires_in=7200,
+    )
+    return organization, token
+
+
+def for_measuring() -> override_settings:
+    """Settings under which only the server's work is measured: the tool-call limits out of the way."""
+    # One connection for the whole run, never recycled: its backend's CPU is the database's share.
+    connection.settings_dict["CONN_MAX_AGE"] = None
+    return override_settings(OPERATOR={**settings.OPERATOR, "tool_calls_per_minute": 10**9, "tool_concurrency": 10**6})
+
+
 def send(handler: WSGIHandler, template: dict[str, object]) -> bytes:
     environ = dict(template)
     environ["wsgi.input"] = io.BytesIO(environ.pop("_body"))  # type: ignore[arg-type]
@@ -129,23 +151,11 @@ def main() -> None:
     setup_test_environment()
     database = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        call_command("seed_demo", verbosity=0)
-        user = get_user_model().objects.get(email="bob@acme.test")
-        organization = Organization.objects.get(slug="acme")
-        token = issue_access_token(
-            user_id=user.pk,
-            organization_id=str(organization.pk),
-            client_id="bench",
-            scopes=[SCOPE_OPERATOR_READ],
-            expires_in=7200,
-        )
+        organization, token = seeded_token()
         handler = WSGIHandler()
-        # One connection for the whole run, never recycled: its backend's CPU is the database's share.
-        connection.settings_dict["CONN_MAX_AGE"] = None
-        unlimited = {**settings.OPERATOR, "tool_calls_per_minute": 10**9, "tool_concurrency": 10**6}
         print(f"database={connection.vendor} cache={settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]}")
         print(f"{'request':<18}{'calls':>7}{'us/call':>10}{'cpu us':>9}{'db cpu us':>10}{'queries':>9}")
-        with override_settings(OPERATOR=unlimited):
+        with for_measuring():
             for name, (method, tool, arguments) in requests_for(organization).items():
                 template = environ_for(method, tool, arguments, token)
                 for _ in range(50):

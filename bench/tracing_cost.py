@@ -39,37 +39,20 @@ def child(calls: int) -> None:
     django.setup()
     import time
 
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
     from django.core.handlers.wsgi import WSGIHandler
-    from django.core.management import call_command
     from django.db import connection
-    from django.test.utils import override_settings, setup_test_environment
+    from django.test.utils import setup_test_environment
 
-    from bench.hot_path import environ_for, requests_for, send
-    from oauth.tokens import issue_access_token
-    from operator_core.scopes import SCOPE_OPERATOR_READ
-    from organizations.models import Organization
+    from bench.hot_path import environ_for, for_measuring, requests_for, seeded_token, send
 
     setup_test_environment()
     database = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     results: dict[str, float] = {}
     try:
-        call_command("seed_demo", verbosity=0)
-        user = get_user_model().objects.get(email="bob@acme.test")
-        organization = Organization.objects.get(slug="acme")
-        token = issue_access_token(
-            user_id=user.pk,
-            organization_id=str(organization.pk),
-            client_id="bench",
-            scopes=[SCOPE_OPERATOR_READ],
-            expires_in=7200,
-        )
+        organization, token = seeded_token()
         handler = WSGIHandler()
-        connection.settings_dict["CONN_MAX_AGE"] = None
-        unlimited = {**settings.OPERATOR, "tool_calls_per_minute": 10**9, "tool_concurrency": 10**6}
         requests = requests_for(organization)
-        with override_settings(OPERATOR=unlimited):
+        with for_measuring():
             for name in TOOLS:
                 method, tool, arguments = requests[name]
                 template = environ_for(method, tool, arguments, token)

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import connection
 
+from operator_core.signing_keys import generate_fernet_key, generate_private_key_pem, generate_secret_key
 from tests.support import require_redis_url
 
 BASE_DIR = Path(__file__).resolve().parents[1]
@@ -51,6 +52,25 @@ def stop(process: subprocess.Popen | None) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=5)
+
+
+def server_environment(base_url: str, **more: str) -> dict[str, str]:
+    """An app server's environment: its settings, `base_url` as its one public origin, fresh secrets of its own.
+
+    Every secret is given, as a deployment gives them (docs/deploy.md), so nothing is read
+    from or written to a var/ folder; `more` adds to it or overrides it.
+    """
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "DJANGO_SETTINGS_MODULE": "operator_site.settings",
+        "OPERATOR_BASE_URL": base_url,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECRET_KEY": generate_secret_key(),
+        "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
+        "OPERATOR_LTI_KEY": generate_private_key_pem(),
+        "OPERATOR_IDENTITY_PROVIDER_KEY": generate_fernet_key(),
+        **more,
+    }
 
 
 def redis_url_for(test_class: Any, workdir: Path) -> str:
@@ -100,9 +120,14 @@ def manage(*arguments: str, environment: dict[str, str]) -> subprocess.Completed
     )
 
 
-def start_process_on(test_class: Any, command: list[str], *, port: int, log: Path) -> subprocess.Popen:
-    """`command` in a process of its own, stopped with the test class, once it listens on `port`."""
-    process = subprocess.Popen(command, cwd=BASE_DIR, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+def start_process_on(
+    test_class: Any, command: list[str], *, port: int, log: Path, environment: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """`command` in a process of its own, stopped with the test class, once it listens on `port`.
+
+    It runs in `environment`, or in this process's environment when none is given.
+    """
+    process = subprocess.Popen(command, cwd=BASE_DIR, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     test_class.addClassCleanup(stop, process)
     wait_for_port(port, process, log)
     return process
@@ -133,3 +158,26 @@ def start_gunicorn(
     test_class.addClassCleanup(stop, process)
     wait_for_port(port, process, log)
     return process
+
+
+def start_two_servers(test_class: Any, workdir: Path, *, seed: str, **more: str) -> tuple[dict[str, str], str]:
+    """Servers "a" and "b" of one service; their URLs, and what `seed` printed.
+
+    Both have the same secrets and one public origin (a's, as behind a load balancer),
+    one database and one Redis, and each a var/ folder of its own (`workdir`/var-a, var-b);
+    `seed` is run at a once migrated, before either serves. `more` adds to both environments.
+    """
+    port_a, port_b = free_port(), free_port()
+    urls = {"a": f"http://127.0.0.1:{port_a}", "b": f"http://127.0.0.1:{port_b}"}
+    database_url, redis_url = database_url_for(test_class, workdir), redis_url_for(test_class, workdir)
+    shared = server_environment(urls["a"], DATABASE_URL=database_url, REDIS_URL=redis_url, **more)
+    environments: dict[str, dict[str, str]] = {}
+    for name in ("a", "b"):
+        var_dir = workdir / f"var-{name}"
+        var_dir.mkdir()
+        environments[name] = {**shared, "OPERATOR_VAR_DIR": str(var_dir)}
+    manage("migrate", "--noinput", environment=environments["a"])
+    seeded = manage("shell", "-c", seed, environment=environments["a"])
+    for name, port in (("a", port_a), ("b", port_b)):
+        start_gunicorn(test_class, environment=environments[name], port=port, log=workdir / f"gunicorn-{name}.log")
+    return urls, seeded.stdout

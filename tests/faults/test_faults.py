@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
 import shutil
 import subprocess
@@ -36,10 +35,9 @@ from django.test import SimpleTestCase
 from mcp_operator.limits import leases_key
 from operator_core.errors import OUTAGE_RETRY_AFTER_SECONDS, ErrorCode
 from operator_core.mcp.jsonrpc import JSONRPC_TEMPORARILY_UNAVAILABLE
-from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
 from tests.agent_auth.support import SmtpServer
 from tests.faults.servers import PrivatePostgres, PrivateRedis, describe, kill_workers, require_fault_servers
-from tests.live_servers import BASE_DIR, free_port, manage, start_gunicorn
+from tests.live_servers import BASE_DIR, free_port, manage, server_environment, start_gunicorn
 from tests.mcp_requests import CLIENT_META
 
 # Longer than a replacement worker takes to boot on a loaded machine, so the dead worker's
@@ -96,27 +94,21 @@ class FaultTests(SimpleTestCase):
         port = free_port()
         cls.base_url = f"http://127.0.0.1:{port}"
         (workdir / "var").mkdir()
-        cls.environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": cls.base_url,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "OPERATOR_VAR_DIR": str(workdir / "var"),
-            "DATABASE_URL": cls.postgres.url,
-            "REDIS_URL": cls.redis.url,
-            "EMAIL_HOST": "127.0.0.1",
-            "EMAIL_PORT": str(cls.smtp.port),
-            "OPERATOR_TOOL_CONCURRENCY": str(SLOTS),
-            "OPERATOR_TOOL_LEASE_SECONDS": str(LEASE_SECONDS),
+        cls.environment = server_environment(
+            cls.base_url,
+            OPERATOR_VAR_DIR=str(workdir / "var"),
+            DATABASE_URL=cls.postgres.url,
+            REDIS_URL=cls.redis.url,
+            EMAIL_HOST="127.0.0.1",
+            EMAIL_PORT=str(cls.smtp.port),
+            OPERATOR_TOOL_CONCURRENCY=str(SLOTS),
+            OPERATOR_TOOL_LEASE_SECONDS=str(LEASE_SECONDS),
             # The bursts below are about faults, not rates.
-            "OPERATOR_TOOL_CALLS_PER_MINUTE": "100000",
-            "OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE": "1000",
-            "OPERATOR_HEADLESS_REGISTRATIONS_PER_HOUR": "1000",
-            "OPERATOR_HEADLESS_COMPLETIONS_PER_HOUR": "1000",
-        }
+            OPERATOR_TOOL_CALLS_PER_MINUTE="100000",
+            OPERATOR_SIGN_IN_ATTEMPTS_PER_MINUTE="1000",
+            OPERATOR_HEADLESS_REGISTRATIONS_PER_HOUR="1000",
+            OPERATOR_HEADLESS_COMPLETIONS_PER_HOUR="1000",
+        )
         manage("migrate", "--noinput", environment=cls.environment)
         seeded = manage("shell", "-c", SEED, environment=cls.environment)
         cls.seed = json.loads(seeded.stdout.strip().splitlines()[-1])

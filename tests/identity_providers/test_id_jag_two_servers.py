@@ -12,7 +12,6 @@ server that did not see an ID-JAG still refuses it.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
 import threading
@@ -24,9 +23,8 @@ from typing import Any
 import httpx
 from django.test import SimpleTestCase
 
-from operator_core.signing_keys import generate_fernet_key, generate_private_key_pem, generate_secret_key
 from tests.identity_providers.support import LiveProvider
-from tests.live_servers import database_url_for, free_port, manage, redis_url_for, start_gunicorn
+from tests.live_servers import start_two_servers
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 SEED = """
@@ -60,31 +58,8 @@ class IdJagAcrossTwoServersTests(SimpleTestCase):
         workdir = Path(tempfile.mkdtemp(prefix="operator-id-jag-servers-"))
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
         cls.provider = LiveProvider(cls)
-        port_a, port_b = free_port(), free_port()
-        # One public origin in front of both, as behind a load balancer.
-        cls.base_url = f"http://127.0.0.1:{port_a}"
-        shared = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": cls.base_url,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "OPERATOR_IDENTITY_PROVIDER_KEY": generate_fernet_key(),
-            "DATABASE_URL": database_url_for(cls, workdir),
-            "REDIS_URL": redis_url_for(cls, workdir),
-        }
-        environments = {}
-        for name in ("a", "b"):
-            var_dir = workdir / f"var-{name}"
-            var_dir.mkdir()
-            environments[name] = {**shared, "OPERATOR_VAR_DIR": str(var_dir)}
-        manage("migrate", "--noinput", environment=environments["a"])
-        manage("shell", "-c", SEED.replace("{issuer}", cls.provider.issuer), environment=environments["a"])
-        cls.urls = {"a": cls.base_url, "b": f"http://127.0.0.1:{port_b}"}
-        for name, port in (("a", port_a), ("b", port_b)):
-            start_gunicorn(cls, environment=environments[name], port=port, log=workdir / f"gunicorn-{name}.log")
+        cls.urls, _ = start_two_servers(cls, workdir, seed=SEED.replace("{issuer}", cls.provider.issuer))
+        cls.base_url = cls.urls["a"]  # the one public origin
         registered = httpx.post(
             f"{cls.base_url}/api/auth/oauth2/register",
             json={"client_name": "Enterprise Agent", "grant_types": [JWT_BEARER]},

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,9 +28,8 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
-from tests.live_servers import BASE_DIR, free_port, manage, stop, wait_for_port
-from tests.operator_site.test_slow_body_behind_caddy import SHIPPED_CADDYFILE, SHIPPED_UPSTREAM, _require_caddy
+from tests.live_servers import BASE_DIR, free_port, manage, server_environment, start_process_on
+from tests.operator_site.caddy import shipped_caddy
 from tests.support import require
 
 HAPROXY = "/usr/sbin/haproxy"
@@ -98,38 +96,21 @@ class BodiesBehindProxiesTests(SimpleTestCase):
         workdir = Path(tempfile.mkdtemp(prefix="operator-bodies-"))
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
         app_port, cls.haproxy_port, cls.caddy_port = free_port(), free_port(), free_port()
-        caddy_config = workdir / "Caddyfile"
-        caddy_config.write_text(
-            "{\n\tadmin off\n\tstorage file_system "
-            + str(workdir / "caddy")
-            + "\n}\n"
-            + SHIPPED_CADDYFILE.read_text().replace(SHIPPED_UPSTREAM, f"127.0.0.1:{app_port}")
+        caddy_command, caddy_environment = shipped_caddy(
+            workdir, app_port=app_port, domain=f"http://127.0.0.1:{cls.caddy_port}"
         )
-        caddy_environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(workdir),
-            "XDG_DATA_HOME": str(workdir),
-            "XDG_CONFIG_HOME": str(workdir),
-            "OPERATOR_DOMAIN": f"http://127.0.0.1:{cls.caddy_port}",
-        }
-        caddy = _require_caddy(caddy_config, caddy_environment)
-        app_environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": f"http://127.0.0.1:{cls.haproxy_port}",
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-            "OPERATOR_VAR_DIR": str(workdir),
-            "OPERATOR_TRUSTED_PROXIES": "1",
-            "GUNICORN_BIND": f"127.0.0.1:{app_port}",
-            "GUNICORN_WORKERS": "2",
-            "GUNICORN_LOG_LEVEL": "warning",
-        }
+        app_environment = server_environment(
+            f"http://127.0.0.1:{cls.haproxy_port}",
+            DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
+            OPERATOR_VAR_DIR=str(workdir),
+            OPERATOR_TRUSTED_PROXIES="1",
+            GUNICORN_BIND=f"127.0.0.1:{app_port}",
+            GUNICORN_WORKERS="2",
+            GUNICORN_LOG_LEVEL="warning",
+        )
         manage("migrate", "--noinput", environment=app_environment)
-        cls._start(
+        start_process_on(
+            cls,
             [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py", "operator_site.wsgi"],
             port=app_port,
             environment=app_environment,
@@ -144,14 +125,16 @@ class BodiesBehindProxiesTests(SimpleTestCase):
             "OPERATOR_APP_WORKERS": "2",
         }
         haproxy_config = BASE_DIR / "deploy" / "haproxy.cfg"
-        cls._start(
+        start_process_on(
+            cls,
             [HAPROXY, "-db", "-f", str(haproxy_config)],
             port=cls.haproxy_port,
             environment=haproxy_environment,
             log=workdir / "haproxy.log",
         )
-        cls._start(
-            [caddy, "run", "--config", str(caddy_config), "--adapter", "caddyfile"],
+        start_process_on(
+            cls,
+            caddy_command,
             port=cls.caddy_port,
             environment=caddy_environment,
             log=workdir / "caddy.log",
@@ -160,14 +143,6 @@ class BodiesBehindProxiesTests(SimpleTestCase):
         httpx.get(f"http://127.0.0.1:{app_port}/healthz", timeout=60).raise_for_status()
         for port in (cls.haproxy_port, cls.caddy_port):
             cls._wait_healthy(port)
-
-    @classmethod
-    def _start(cls, command: list[str], *, port: int, environment: dict[str, str], log: Path) -> None:
-        process = subprocess.Popen(
-            command, cwd=BASE_DIR, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT
-        )
-        cls.addClassCleanup(stop, process)
-        wait_for_port(port, process, log)
 
     @classmethod
     def _wait_healthy(cls, port: int) -> None:

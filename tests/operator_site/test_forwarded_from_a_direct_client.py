@@ -10,7 +10,6 @@ is not, and plain HTTP requests from loopback.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -20,8 +19,7 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
-from tests.live_servers import BASE_DIR, free_port, manage, stop, wait_for_port
+from tests.live_servers import BASE_DIR, free_port, manage, server_environment, stop, wait_for_port
 
 REGISTRATIONS_PER_HOUR = 3
 PROXY_ADDRESS = "192.0.2.10"  # TEST-NET-1 (RFC 5737): never the test's own address
@@ -35,23 +33,17 @@ class DirectClientTests(SimpleTestCase):
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
         port = free_port()
         cls.base_url = f"http://127.0.0.1:{port}"
-        environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": cls.base_url,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "OPERATOR_VAR_DIR": str(workdir),
-            "DATABASE_URL": f"sqlite:///{workdir / 'operator.sqlite3'}",
-            "OPERATOR_TRUSTED_PROXIES": "1",
-            "OPERATOR_PROXY_ADDRESSES": PROXY_ADDRESS,
-            "OPERATOR_HEADLESS_REGISTRATIONS_PER_HOUR": str(REGISTRATIONS_PER_HOUR),
+        environment = server_environment(
+            cls.base_url,
+            OPERATOR_VAR_DIR=str(workdir),
+            DATABASE_URL=f"sqlite:///{workdir / 'operator.sqlite3'}",
+            OPERATOR_TRUSTED_PROXIES="1",
+            OPERATOR_PROXY_ADDRESSES=PROXY_ADDRESS,
+            OPERATOR_HEADLESS_REGISTRATIONS_PER_HOUR=str(REGISTRATIONS_PER_HOUR),
             # One process: the per-address counts live in its memory (no Redis here).
-            "GUNICORN_WORKERS": "1",
-            "GUNICORN_BIND": f"127.0.0.1:{port}",
-        }
+            GUNICORN_WORKERS="1",
+            GUNICORN_BIND=f"127.0.0.1:{port}",
+        )
         manage("migrate", "--noinput", environment=environment)
         log = workdir / "gunicorn.log"
         process = subprocess.Popen(

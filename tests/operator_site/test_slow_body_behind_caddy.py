@@ -14,11 +14,8 @@ runs the shipped file the test skips, or fails where CI requires `caddy`.
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -27,36 +24,13 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from operator_core.signing_keys import generate_private_key_pem, generate_secret_key
-from tests.live_servers import BASE_DIR, free_port, start_gunicorn, stop, wait_for_port
-from tests.support import require
+from tests.live_servers import free_port, server_environment, start_gunicorn, start_process_on
+from tests.operator_site.caddy import shipped_caddy
 
-SHIPPED_CADDYFILE = BASE_DIR / "deploy" / "Caddyfile"
-SHIPPED_UPSTREAM = "app:8000"
 DECLARED = 20 * 1024 * 1024
 MIB = 1024 * 1024
 # Well under gunicorn's 30-second timeout, which a held worker waits out; well over a healthy answer.
 PROMPT_SECONDS = 10.0
-
-
-def _require_caddy(config: Path, environment: dict[str, str]) -> str:
-    beside_python = Path(sys.executable).parent / "caddy"
-    caddy = str(beside_python) if beside_python.exists() else shutil.which("caddy")
-    require(caddy is not None, "no caddy in the venv or on PATH", component="caddy")
-    assert caddy is not None
-    adapted = subprocess.run(
-        [caddy, "adapt", "--config", str(config), "--adapter", "caddyfile"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    if adapted.returncode != 0:
-        version = subprocess.run([caddy, "version"], capture_output=True, text=True, timeout=30).stdout.strip()
-        require(
-            False, f"caddy {version} cannot run deploy/Caddyfile: {adapted.stderr.strip()[-200:]}", component="caddy"
-        )
-    return caddy
 
 
 class Trickle:
@@ -101,45 +75,15 @@ class SlowBodyBehindCaddyTests(SimpleTestCase):
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
         app_port, proxy_port = free_port(), free_port()
         cls.proxy_url = f"http://127.0.0.1:{proxy_port}"
-        # The shipped file as it is, but for where the app listens; Caddy's admin API off and its
-        # state in the work folder, so that nothing outside the test is touched.
-        config = workdir / "Caddyfile"
-        config.write_text(
-            "{\n\tadmin off\n\tstorage file_system "
-            + str(workdir / "caddy")
-            + "\n}\n"
-            + SHIPPED_CADDYFILE.read_text().replace(SHIPPED_UPSTREAM, f"127.0.0.1:{app_port}")
+        proxy_command, proxy_environment = shipped_caddy(workdir, app_port=app_port, domain=cls.proxy_url)
+        app_environment = server_environment(
+            cls.proxy_url,
+            DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
+            OPERATOR_VAR_DIR=str(workdir),
+            OPERATOR_TRUSTED_PROXIES="1",
         )
-        proxy_environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(workdir),
-            "XDG_DATA_HOME": str(workdir),
-            "XDG_CONFIG_HOME": str(workdir),
-            "OPERATOR_DOMAIN": cls.proxy_url,
-        }
-        caddy = _require_caddy(config, proxy_environment)
-        app_environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": cls.proxy_url,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-            "OPERATOR_VAR_DIR": str(workdir),
-            "OPERATOR_TRUSTED_PROXIES": "1",
-        }
         start_gunicorn(cls, environment=app_environment, port=app_port, log=workdir / "gunicorn.log", workers=1)
-        log = workdir / "caddy.log"
-        proxy = subprocess.Popen(
-            [caddy, "run", "--config", str(config), "--adapter", "caddyfile"],
-            env=proxy_environment,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        cls.addClassCleanup(stop, proxy)
-        wait_for_port(proxy_port, proxy, log)
+        start_process_on(cls, proxy_command, port=proxy_port, log=workdir / "caddy.log", environment=proxy_environment)
         # The worker's first request loads what Django loads lazily; no test should pay for it.
         httpx.get(f"{cls.proxy_url}/healthz", timeout=60).raise_for_status()
 

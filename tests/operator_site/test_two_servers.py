@@ -11,7 +11,6 @@ B refreshes it, and the tool-call limit counts calls on both together
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,9 +20,8 @@ import httpx
 from django.test import SimpleTestCase
 
 from operator_core.errors import ErrorCode
-from operator_core.signing_keys import generate_fernet_key, generate_private_key_pem, generate_secret_key
 from tests.flows.live_oauth import LiveOAuthClient, Person
-from tests.live_servers import database_url_for, free_port, manage, redis_url_for, start_gunicorn
+from tests.live_servers import start_two_servers
 from tests.mcp_requests import envelope, routing_headers
 
 CALLS_PER_MINUTE = 4
@@ -54,33 +52,10 @@ class TwoServersTests(SimpleTestCase):
         httpx_logger.setLevel(logging.WARNING)
         workdir = Path(tempfile.mkdtemp(prefix="operator-two-servers-"))
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
-        port_a, port_b = free_port(), free_port()
-        # One public origin in front of both, as behind a load balancer.
-        cls.base_url = f"http://127.0.0.1:{port_a}"
-        shared = {
-            "PATH": os.environ.get("PATH", ""),
-            "DJANGO_SETTINGS_MODULE": "operator_site.settings",
-            "OPERATOR_BASE_URL": cls.base_url,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-            "DJANGO_SECRET_KEY": generate_secret_key(),
-            "OPERATOR_SIGNING_KEY": generate_private_key_pem(),
-            "OPERATOR_LTI_KEY": generate_private_key_pem(),
-            "OPERATOR_IDENTITY_PROVIDER_KEY": generate_fernet_key(),
-            "DATABASE_URL": database_url_for(cls, workdir),
-            "REDIS_URL": redis_url_for(cls, workdir),
-            "OPERATOR_TOOL_CALLS_PER_MINUTE": str(CALLS_PER_MINUTE),
-        }
-        cls.environments = {}
-        for name in ("a", "b"):
-            var_dir = workdir / f"var-{name}"
-            var_dir.mkdir()
-            cls.environments[name] = {**shared, "OPERATOR_VAR_DIR": str(var_dir)}
-        manage("migrate", "--noinput", environment=cls.environments["a"])
-        seeded = manage("shell", "-c", SEED, environment=cls.environments["a"])
-        cls.organization_id = seeded.stdout.strip().splitlines()[-1]
-        cls.urls = {"a": cls.base_url, "b": f"http://127.0.0.1:{port_b}"}
-        for name, port in (("a", port_a), ("b", port_b)):
-            start_gunicorn(cls, environment=cls.environments[name], port=port, log=workdir / f"gunicorn-{name}.log")
+        cls.urls, seeded = start_two_servers(
+            cls, workdir, seed=SEED, OPERATOR_TOOL_CALLS_PER_MINUTE=str(CALLS_PER_MINUTE)
+        )
+        cls.organization_id = seeded.strip().splitlines()[-1]
         cls.var_dirs = [workdir / "var-a", workdir / "var-b"]
 
     def sign_in_at_a(self) -> dict[str, Any]:

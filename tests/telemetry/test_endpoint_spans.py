@@ -1,6 +1,7 @@
 """The authorization server's and the headless path's endpoints are spans with their outcome, never a secret."""
 
 from django.test import Client
+from opentelemetry.sdk.trace import ReadableSpan
 
 from audit.models import AuditAction, AuditEvent
 from oauth.refresh_grace import EVENT_GRACE_REPLAY
@@ -11,6 +12,11 @@ from tests.oauth.support import REGISTER, REVOKE, OAuthTestCase
 from tests.telemetry.support import every_text_of, server_spans, trace_id_of, trace_in_memory
 
 TOKEN_SPAN = "POST /api/auth/oauth2/token"
+
+
+def outcomes_of(spans: list[ReadableSpan]) -> list[tuple[str, object, object]]:
+    """Each span's name, outcome and error type, in order."""
+    return [(span.name, span.attributes["operator.outcome"], span.attributes.get("error.type")) for span in spans]
 
 
 class OAuthEndpointSpanTests(OAuthTestCase):
@@ -89,11 +95,8 @@ class OAuthEndpointSpanTests(OAuthTestCase):
 
         self.assertEqual((refused.status_code, revoked.status_code), (400, 200))
         spans = server_spans(self.spans.get_finished_spans())
-        outcomes = [
-            (span.name, span.attributes["operator.outcome"], span.attributes.get("error.type")) for span in spans
-        ]
         self.assertEqual(
-            outcomes,
+            outcomes_of(spans),
             [
                 ("POST /api/auth/oauth2/register", "issued", None),
                 ("POST /api/auth/oauth2/register", "refused", "invalid_client_metadata"),
@@ -118,11 +121,8 @@ class HeadlessEndpointSpanTests(HeadlessTestCase):
 
         self.assertEqual((wrong.status_code, issued.status_code), (400, 200), wrong.content)
         spans = [span for span in server_spans(self.spans.get_finished_spans()) if span.name.startswith("POST /api/")]
-        outcomes = [
-            (span.name, span.attributes["operator.outcome"], span.attributes.get("error.type")) for span in spans
-        ]
         self.assertEqual(
-            outcomes,
+            outcomes_of(spans),
             [
                 ("POST /api/agent/auth", "started", None),
                 ("POST /api/agent/auth/claim/complete", "refused", "invalid_code"),
