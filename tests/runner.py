@@ -84,7 +84,8 @@ class OperatorTestRunner(DiscoverRunner):
 # the run fails.
 _STRAY_SESSIONS = """
     SELECT pid, application_name, state, left(query, 200)
-    FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+    FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
 """
 
 
