@@ -18,6 +18,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gunicorn.http.body import ChunkedReader, LengthReader
+
 _ROOT = Path(__file__).resolve().parent
 _SETTINGS_MODULE = "operator_site.settings"
 _TRUE = {"1", "true", "yes", "on"}
@@ -143,26 +145,56 @@ def on_starting(server) -> None:
 
 
 def post_request(worker, req, environ, resp) -> None:
-    """Before the connection closes, read and drop what the client still sends (RFC 9112 §9.6).
+    """End a closing connection once its answer is whole; first, if its body was left unread, read and drop it.
 
     An answer given before the body is read (413, 411, the MCP endpoint's 401) leaves
     the body on its way. Closed with unread bytes, the socket sends a reset, which can
     reach the proxy before it has read the answer: the client then got the proxy's 502
-    (deploy/haproxy.cfg) or nothing. gunicorn's own lingering close stops after 64 KiB;
-    this one is bounded by time only, so a large body from a proxy on the same network
-    is read to its end, and a slow client holds the worker at most _LINGER_SECONDS.
+    (deploy/haproxy.cfg) or nothing (RFC 9112 §9.6). gunicorn's own lingering close stops
+    after 64 KiB; this one is bounded by time only, so a large body from a proxy on the
+    same network is read to its end, and a slow client holds the worker at most
+    _LINGER_SECONDS. Any other request has nothing more to send: reading stops at once,
+    so a client that keeps its socket open after its answer holds no worker, where
+    gunicorn's own close would wait up to 2 seconds for it.
     """
     connection = environ.get("gunicorn.socket")
     if connection is None or resp is None or not resp.headers_sent or not resp.should_close():
         return
     try:
         connection.shutdown(socket.SHUT_WR)  # the answer is whole: the proxy may pass it on now
-        deadline = time.monotonic() + _LINGER_SECONDS
+        if _body_left_unread(req):
+            _drop_what_arrives(connection)
+        # gunicorn's close, which follows, then reads only what has already arrived.
+        connection.shutdown(socket.SHUT_RD)
+    except OSError:  # the peer went away: the worker's own close follows
+        return
+
+
+def _body_left_unread(req) -> bool:
+    """Whether the request's body has not been read to its end, from the state of gunicorn's body reader.
+
+    A request without a body has a reader of length 0 (gunicorn.http.message.Request).
+    A reader this does not know counts as unread: it costs a linger, never a reset.
+    """
+    body = req.body
+    if body.failed:  # reading it broke off: where it ends is unknown
+        return True
+    if isinstance(body.reader, LengthReader):
+        return body.reader.length > 0
+    if isinstance(body.reader, ChunkedReader):
+        return body.reader.parser is not None
+    return True
+
+
+def _drop_what_arrives(connection: socket.socket) -> None:
+    """Read and drop until the client closes, for at most _LINGER_SECONDS."""
+    deadline = time.monotonic() + _LINGER_SECONDS
+    try:
         while (remaining := deadline - time.monotonic()) > 0:
             connection.settimeout(remaining)
             if not connection.recv(65536):
                 return
-    except OSError:  # the peer went away, or the time is up (TimeoutError): the worker's own close follows
+    except OSError:  # the peer went away, or the time is up (TimeoutError)
         return
 
 

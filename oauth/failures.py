@@ -3,8 +3,8 @@
 `operator_site.middleware.ApiFailureMiddleware` hands `failure_response` what
 escaped DOT's views (a database outage, already sorted by
 `operator_core.outages.error_for_failure`) and the requests refused before any
-view (`operator_core.request_refusals`). The sign-in and authorization pages
-answer with the error page; every other endpoint with an OAuth error body
+view (`operator_core.request_refusals`). The sign-in, identity provider return and
+authorization pages answer with the error page; every other endpoint with an OAuth error body
 (`temporarily_unavailable` 503 with `Retry-After`, `server_error` 500, or
 `invalid_request` with the refusal's 4xx). Nothing is redirected to the client:
 see docs/development/architecture.md#errors.
@@ -20,7 +20,7 @@ OAUTH_TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
 OAUTH_SERVER_ERROR = "server_error"
 OAUTH_INVALID_REQUEST = "invalid_request"
 # The views answering HTML pages; everything else on the authorization server speaks JSON.
-PAGE_VIEWS = frozenset({"oauth:sign-in", "oauth2_provider:authorize"})
+PAGE_VIEWS = frozenset({"oauth:sign-in", "oauth:provider-callback", "oauth2_provider:authorize"})
 
 
 def failure_response(request: HttpRequest, error: OperatorError) -> HttpResponse:

@@ -18,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Min, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django_tasks.base import TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
+from accounts.password_reset import RESET_EMAILS
+from agent_auth.outbox import VERIFICATION_EMAILS
 from operator_core.client_ip import client_ip
 from operator_core.conf import operator_settings
 from operator_core.rate_limits import FixedWindowLimiter, OnOutage
@@ -37,6 +39,8 @@ REFUSALS_GROUP = "metrics.refusals"
 REFUSALS_PER_MINUTE = 10
 # A scrape must answer within Prometheus's scrape_timeout (deploy/prometheus.yml): each query gets this long.
 QUERY_TIMEOUT_MS = 2000
+# Every kind of email the email worker sends (operator_core/outbox.py).
+OUTBOXES = (VERIFICATION_EMAILS, RESET_EMAILS)
 _REFUSALS = FixedWindowLimiter(
     group=REFUSALS_GROUP,
     limit=REFUSALS_PER_MINUTE,
@@ -83,7 +87,11 @@ def scrape_time_gauges() -> list[Gauge]:
 def _outbox_gauges() -> list[Gauge]:
     """Emails waiting for the email worker (docs/operations.md#the-email-worker), and how late the oldest is.
 
-    Age counts from when a task became due: a retry scheduled for later is not late
+    Only the attempts that have an email to send count: a task not yet run
+    (READY) of an outbox, whose email is neither sent nor dropped. Each attempt
+    queues the next before it talks to SMTP (operator_core/outbox.py), so every
+    email sent leaves one such task, with nothing to do, until it runs. Age
+    counts from when a task became due: a retry scheduled for later is not late
     before its time. Nothing is reported when the database does not answer.
     """
     now = timezone.now()
@@ -93,7 +101,7 @@ def _outbox_gauges() -> list[Gauge]:
             if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:
                     cursor.execute(f"SET LOCAL statement_timeout = {QUERY_TIMEOUT_MS}")
-            queue = DBTaskResult.objects.filter(status=TaskResultStatus.READY).aggregate(
+            queue = _attempts_with_an_email_to_send().aggregate(
                 depth=Count("id"),
                 enqueued=Min("enqueued_at", filter=Q(run_after=run_now)),
                 due=Min("run_after", filter=Q(run_after__lte=now)),
@@ -104,13 +112,25 @@ def _outbox_gauges() -> list[Gauge]:
     oldest = min((moment for moment in (queue["enqueued"], queue["due"]) if moment is not None), default=None)
     age = max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0
     return [
-        Gauge("operator_email_outbox_depth", "Emails queued for the email worker.", [({}, float(queue["depth"]))]),
+        Gauge(
+            "operator_email_outbox_depth", "Emails the email worker has still to send.", [({}, float(queue["depth"]))]
+        ),
         Gauge(
             "operator_email_outbox_age_seconds",
             "Seconds the oldest due email has waited for the email worker; 0 when none waits.",
             [({}, age)],
         ),
     ]
+
+
+def _attempts_with_an_email_to_send() -> QuerySet[DBTaskResult]:
+    # A task's one argument is its email's id, as text (Outbox.queue); the ids are compared in
+    # Python's spelling, which SQLite's storage of a UUID does not share.
+    waiting = Q()
+    for outbox in OUTBOXES:
+        pending = [str(pk) for pk in outbox.pending().values_list("pk", flat=True)]
+        waiting |= Q(task_path=outbox.task.module_path, args_kwargs__args__0__in=pending)
+    return DBTaskResult.objects.filter(waiting, status=TaskResultStatus.READY)
 
 
 def _dependencies_gauge() -> Gauge:

@@ -24,8 +24,9 @@ from operator_core import page_security
 from operator_core.conf import operator_settings
 from operator_core.errors import OperatorError, as_json_response
 from operator_core.mcp.jsonrpc import caught_error, error_response
-from operator_core.outages import error_for_failure
+from operator_core.outages import error_for_failure, is_outage
 from operator_core.request_refusals import refusal_for
+from site_pages.views import outage
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +67,9 @@ class ApiFailureMiddleware:
     Redis is a 503 with `Retry-After`, anything else a logged 500. A request
     Django refused to read (`operator_core.request_refusals.refusal_for`) is
     left to Django, whose `handler400` answers it in the path's format
-    (`operator_site.request_refusals`). Other paths (the admin, the docs pages)
-    keep Django's handling.
+    (`operator_site.request_refusals`). On other paths (the admin, the
+    connections and password pages) an outage is the site's page with 503 and
+    `Retry-After` (`site_pages.views.outage`), and a bug keeps Django's 500.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -79,7 +81,9 @@ class ApiFailureMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         render = _renderer_for(request.path)
         if render is None:
-            return None
+            if not is_outage(exception):
+                return None
+            render = outage
         if refusal_for(exception, max_bytes=operator_settings().max_request_bytes) is not None:
             # The client's fault (a form with too many fields): Django logs it as a security
             # event and answers 400 through `handler400`, in this path's format. Django does

@@ -1,6 +1,6 @@
 """The pages a person meets first: the front page (what the service is, the URL to paste, how to
 connect each client, who is signed in and where they manage their connections) and the 404 and
-500 pages of the whole site.
+500 pages of the whole site, and its outage page.
 """
 
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError
@@ -70,3 +70,26 @@ def server_error(request: HttpRequest) -> HttpResponse:
         "hint": "Try again in a moment. If it keeps happening, tell the people who run this service.",
     }
     return HttpResponseServerError(loader.get_template(ERROR_TEMPLATE).render(context))
+
+
+def outage(request: HttpRequest, error: OperatorError) -> HttpResponse:
+    """A page's answer to an outage of the database or Redis: 503 with the error's `Retry-After`.
+
+    What `operator_site.middleware.ApiFailureMiddleware` answers where no API format
+    applies (the admin, the connections and password pages; docs/operations.md#outages).
+    Rendered without the request's context processors, as `server_error` is: the
+    session they would read may be what is down.
+    """
+    if _wants_json(request):
+        response: HttpResponse = as_json_response(error)
+    else:
+        context = {
+            "title": "Temporarily unavailable",
+            "message": "The service is briefly unavailable.",
+            "hint": "Wait a few seconds and try again.",
+        }
+        response = HttpResponse(loader.get_template(ERROR_TEMPLATE).render(context), status=error.http_status)
+        for name, value in error.headers.items():
+            response[name] = value
+    response["Cache-Control"] = "no-store"
+    return response

@@ -44,6 +44,21 @@ def _canonical(response: httpx.Response) -> str:
         return response.text
 
 
+def the_current_answer(answers: list[httpx.Response | None]) -> httpx.Response | None:
+    """Of two answers to one request sent twice at once, the one that holds what the request made now.
+
+    The repeat (marked Idempotent-Replayed) ran after the first and holds the
+    claim token that replaced the first's; answers can arrive in either order.
+    With no repeat answered, the final answer: the other may have ended on an
+    outage or on "still running" after its retries, though the first ran and
+    its email is owed (one run of the 10-minute soak counted such a start as
+    refused, then paired every later mail to its address with the wrong start).
+    """
+    replayed = [a for a in answers if a is not None and a.headers.get("idempotent-replayed") == "true"]
+    final = [a for a in answers if a is not None and a.status_code in _FINAL and not _in_progress(a)]
+    return (replayed or final or answers)[0]
+
+
 class HeadlessClient:
     def __init__(self, context: Context, emails: list[str], smtp: SmtpServer, *, interval: float) -> None:
         self.context = context
@@ -98,10 +113,7 @@ class HeadlessClient:
                 thread.start()
             for thread in threads:
                 thread.join()
-            # Of two starts at once, the repeat (marked Idempotent-Replayed) ran after the first and
-            # holds the claim token that replaced the first's; answers can arrive in either order.
-            replayed = [a for a in answers if a is not None and a.headers.get("idempotent-replayed") == "true"]
-            return replayed[0] if replayed else answers[0]
+            return the_current_answer(answers)
         first = self._post(kind, url, body, key)
         if mode != "retried":
             return first

@@ -56,7 +56,8 @@ MIDDLEWARE = [
     "operator_site.middleware.MessageMiddleware",
     "operator_site.middleware.XFrameOptionsMiddleware",
     "operator_site.middleware.ContentSecurityPolicyMiddleware",
-    # Last: answers what a view let escape on an API path in that path's format, never HTML 500.
+    # Last: answers what a view let escape on an API path in that path's format, never HTML 500,
+    # and an outage on a page with 503 and Retry-After.
     "operator_site.middleware.ApiFailureMiddleware",
 ]
 

@@ -41,6 +41,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # out the busy timeout when real threads or live servers write together.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # libpq waits for ever by default on an address that takes the connection and never
+    # answers (a host gone from the network, a full backlog): each request and health read
+    # would hold its worker until gunicorn's timeout killed it. A timeout in the URL's query wins.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.env_int_between("DATABASE_CONNECT_TIMEOUT", 5, minimum=1, maximum=120)
+    )
+
 # psycopg prepares a statement once a connection has run it this many times (its own default).
 PREPARE_THRESHOLD = 5
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.env_bool(

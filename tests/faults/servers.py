@@ -102,15 +102,27 @@ def worker_pids(master: subprocess.Popen) -> list[int]:
 
 def kill_workers(master: subprocess.Popen, *, base_url: str) -> int:
     """SIGKILL every worker of `master`, as the OOM killer would; return once a new one answers."""
+    killed = sigkill_workers(master)
+    wait_for_new_worker(master, killed, base_url=base_url)
+    return len(killed)
+
+
+def sigkill_workers(master: subprocess.Popen) -> list[int]:
+    """SIGKILL every worker of `master`, as the OOM killer would; the ids of those killed."""
     killed = worker_pids(master)
     for pid in killed:
         os.kill(pid, 9)
+    return killed
+
+
+def wait_for_new_worker(master: subprocess.Popen, killed: list[int], *, base_url: str) -> None:
+    """Return once `master` has replaced the `killed` workers and one answers."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if not set(worker_pids(master)) & set(killed) and worker_pids(master):
             try:
                 if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
-                    return len(killed)
+                    return
             except httpx.HTTPError:
                 pass
         time.sleep(0.1)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 from unittest import mock
 
 from django.conf import settings
 from django.test import TestCase, override_settings
 from django.utils import timezone
-from django_tasks_db.models import DBTaskResult
+from django_tasks.base import TaskResultStatus
+from django_tasks_db.models import DBTaskResult, get_date_max
 
-from agent_auth.outbox import deliver_verification_email
+from agent_auth.services import start_claim
 from operator_core.telemetry import prometheus
 from operator_site.metrics_endpoint import REFUSALS_GROUP, REFUSALS_PER_MINUTE
 from operator_site.settings.production import production_problems
+from tests.agent_auth.support import run_email_worker
+from tests.factories import make_user
 from tests.support import pinned_clock
 
 TOKEN = "metrics-token-for-tests-0123456789abcdef"
@@ -96,15 +98,35 @@ class WithATokenTests(TestCase):
 
         self.assertNotIn(TOKEN, "\n".join(logs.output) + repr([record.__dict__ for record in logs.records]))
 
+    def outbox_gauges(self) -> tuple[str, float]:
+        content = self.client.get(PATH, headers=bearer(TOKEN)).content.decode()
+        depth = content.split("\noperator_email_outbox_depth ")[1].split()[0]
+        return depth, float(content.split("\noperator_email_outbox_age_seconds ")[1].split()[0])
+
     def test_the_outbox_depth_and_the_age_of_its_oldest_email_are_read_at_the_scrape(self) -> None:
-        deliver_verification_email.enqueue(str(uuid.uuid4()))
+        start_claim(email=make_user().email)
         DBTaskResult.objects.update(enqueued_at=timezone.now() - timedelta(seconds=90))
 
-        content = self.client.get(PATH, headers=bearer(TOKEN)).content.decode()
+        depth, age = self.outbox_gauges()
 
-        self.assertIn("operator_email_outbox_depth 1.0", content)
-        age = float(content.split("\noperator_email_outbox_age_seconds ")[1].split()[0])
+        self.assertEqual(depth, "1.0")
         self.assertGreaterEqual(age, 90)
+
+    def test_an_email_sent_counts_neither_in_the_depth_nor_in_the_age_beside_one_still_to_send(self) -> None:
+        start_claim(email=make_user().email)
+        run_email_worker()  # sent; its attempt is done, and the next one it queued has nothing to do
+        behind = timezone.now() - timedelta(seconds=120)
+        DBTaskResult.objects.filter(status=TaskResultStatus.READY).update(enqueued_at=behind, run_after=behind)
+        start_claim(email=make_user().email)
+        DBTaskResult.objects.filter(run_after=get_date_max()).update(enqueued_at=timezone.now() - timedelta(seconds=90))
+
+        depth, age = self.outbox_gauges()
+
+        self.assertEqual(depth, "1.0")
+        self.assertGreaterEqual(age, 90)
+        self.assertLess(age, 120)
+        self.assertEqual(DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL).count(), 1)
+        self.assertEqual(DBTaskResult.objects.filter(status=TaskResultStatus.READY).count(), 2)
 
 
 class ProductionRuleTests(TestCase):

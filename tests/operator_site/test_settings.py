@@ -126,3 +126,38 @@ class DeployCheckTests(SimpleTestCase):
             )
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("OPERATOR_INACTIVE_SIGNING_KEY_PATHS", result.stderr)
+
+
+class DatabaseConnectTimeoutTests(SimpleTestCase):
+    """`DATABASE_CONNECT_TIMEOUT` reaches psycopg; tests/operator_site/test_health_silent_database.py runs it."""
+
+    def connect_timeout(self, database_url: str, **environment: str) -> subprocess.CompletedProcess[str]:
+        with tempfile.TemporaryDirectory() as var_dir:
+            return _manage(
+                "shell",
+                "--no-imports",
+                "-c",
+                "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS']['connect_timeout'])",
+                environment={"OPERATOR_VAR_DIR": var_dir, "DATABASE_URL": database_url, **environment},
+            )
+
+    def test_postgresql_waits_five_seconds_for_a_connection_by_default(self) -> None:
+        result = self.connect_timeout("postgres://operator:secret@127.0.0.1:5432/operator")
+
+        self.assertEqual(result.stdout.strip(), "5", result.stderr)
+
+    def test_the_variable_sets_it_and_the_urls_own_wins(self) -> None:
+        url = "postgres://operator:secret@127.0.0.1:5432/operator"
+
+        self.assertEqual(self.connect_timeout(url, DATABASE_CONNECT_TIMEOUT="2").stdout.strip(), "2")
+        self.assertEqual(
+            self.connect_timeout(f"{url}?connect_timeout=9", DATABASE_CONNECT_TIMEOUT="2").stdout.strip(), "9"
+        )
+
+    def test_a_timeout_of_zero_which_libpq_reads_as_none_is_refused(self) -> None:
+        result = self.connect_timeout(
+            "postgres://operator:secret@127.0.0.1:5432/operator", DATABASE_CONNECT_TIMEOUT="0"
+        )
+
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("DATABASE_CONNECT_TIMEOUT", result.stderr)
