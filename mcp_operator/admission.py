@@ -1,13 +1,14 @@
 """Admission of one operator tool call: role re-check, organization selectors, limits.
 
 `ToolRegistry` enters `admit_operator_call` before it validates the arguments
-and runs the handler. In order, each refusing with its own tool error
-(docs/tools.md#order-of-checks): the membership the authenticator re-read for
-this request (`forbidden`, which beats every other answer), the organization
-selectors, then the rate limit and a concurrency slot held until the handler
-returns (`mcp_operator.limits`). The happy path costs no query: the
-authenticator read the role in the query that checked the person
-(mcp_operator/auth.py).
+and runs the handler. The answers come in this order, each its own tool error
+(docs/tools.md#order-of-checks): the membership, re-read for this request
+(`forbidden`, which beats every other answer), the organization selectors,
+then the rate limit and a concurrency slot held until the answer is sent
+(`mcp_operator.limits`). On the usual call (no selector) the membership is
+read with the call's first read, after the limits, and a call it refuses
+gives its count back; the happy path then costs no query of its own
+(mcp_operator/auth.py, docs/development/decisions.md#the-role-read-with-the-calls-first-read).
 """
 
 from __future__ import annotations

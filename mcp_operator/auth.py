@@ -60,7 +60,7 @@ class OperatorPrincipal:
     request, once, by whichever comes first: the transport's `confirm_operator_access`
     on every answer but a tool call's, the tool call's first read as its guard
     (`access_guard`), or `confirm()` where a check needs it before or without one.
-    A person unknown or inactive is then refused 401; `organization` is None
+    A person unknown or inactive is then refused 401; `confirm()` returns None
     when they are no longer admin or member there: admission answers `forbidden`
     (mcp_operator/admission.py).
     """
@@ -74,13 +74,11 @@ class OperatorPrincipal:
         self._access: OperatorAccess | None = None
         self._token_organization: Organization | None = None
 
-    @property
-    def organization(self) -> Organization | None:
-        """The token's organization as read for this request; None when the role there is gone."""
-        return self.confirm()
-
     def confirm(self) -> Organization | None:
-        """Read the access now unless it was read; raise `Refusal` (401) for a person unknown or inactive."""
+        """The token's organization as read for this request, None when the role there is gone.
+
+        Reads the access now unless it was read; raises `Refusal` (401) for a person unknown or inactive.
+        """
         if not self.access_known:
             self._settle(operator_access_or_none(user_id=self.user_id, organization_id=self.organization_id))
         return self._granted()
