@@ -1,13 +1,14 @@
 """Admission of one operator tool call: role re-check, organization selectors, limits.
 
 `ToolRegistry` enters `admit_operator_call` before it validates the arguments
-and runs the handler. In order, each refusing with its own tool error
-(docs/tools.md#order-of-checks): the membership the authenticator re-read for
-this request (`forbidden`, which beats every other answer), the organization
-selectors, then the rate limit and a concurrency slot held until the handler
-returns (`mcp_operator.limits`). The happy path costs no query: the
-authenticator read the role in the query that checked the person
-(mcp_operator/auth.py).
+and runs the handler. The answers come in this order, each its own tool error
+(docs/tools.md#order-of-checks): the membership, re-read for this request
+(`forbidden`, which beats every other answer), the organization selectors,
+then the rate limit and a concurrency slot held until the answer is sent
+(`mcp_operator.limits`). On the usual call (no selector) the membership is
+read with the call's first read, after the limits, and a call it refuses
+gives its count back; the happy path then costs no query of its own
+(mcp_operator/auth.py, docs/development/decisions.md#the-role-read-with-the-calls-first-read).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from mcp_operator.auth import FORBIDDEN_MESSAGE
 from mcp_operator.limits import tool_call_limits
 from operator_core.errors import (
     Forbidden,
@@ -25,6 +27,8 @@ from operator_core.errors import (
     OrganizationScopeMismatch,
 )
 from operator_core.mcp.tools import Tool, ToolCall
+from operator_core.mcp.transport import Refusal
+from operator_core.sql import guarded_by
 from organizations.selectors import organization_by_id_or_none
 
 if TYPE_CHECKING:
@@ -42,15 +46,45 @@ def admit_operator_call(principal: Any, tool: Tool, arguments: dict[str, Any]) -
     Yields the `ToolCall` with the token's organization and the arguments
     without the two selectors; the concurrency slot is held until the block ends.
     """
-    organization = principal.organization
+    token_organization = principal.token_organization()
+    if principal.access_known or token_organization is None or any(name in arguments for name in SELECTORS):
+        # The selectors are judged against the organization as read: the access first, alone.
+        organization = _granted_organization(principal)
+        require_selected_organization(
+            organization, slug=_selector(arguments, SLUG_SELECTOR), organization_id=_selector(arguments, ID_SELECTOR)
+        )
+        remaining = {name: value for name, value in arguments.items() if name not in SELECTORS}
+        with tool_call_limits(user_id=principal.user_id, organization_id=organization.pk, tool_name=tool.name):
+            yield ToolCall(principal=principal, organization=organization, arguments=remaining)
+        return
+    # No selector: the role is checked by the call's first read, its guard (one statement on
+    # PostgreSQL), or after the block when it read nothing or failed first. Its answer still
+    # beats every other, and a call it refuses counts nothing.
+    with tool_call_limits(
+        user_id=principal.user_id,
+        organization_id=token_organization.pk,
+        tool_name=tool.name,
+        before_refusal=lambda: _granted_organization(principal),
+    ) as counted:
+        try:
+            with guarded_by(principal.access_guard()):
+                yield ToolCall(principal=principal, organization=token_organization, arguments=arguments)
+            _granted_organization(principal)
+        except Exception:
+            try:
+                _granted_organization(principal)
+            except (Forbidden, Refusal):
+                counted.uncount()
+                raise
+            raise
+
+
+def _granted_organization(principal: Any) -> Organization:
+    """The token's organization, the access read (401 `Refusal`: the person is gone); `forbidden` without the role."""
+    organization = principal.confirm()
     if organization is None:
-        raise Forbidden("You are no longer an admin or member of this organization.")
-    require_selected_organization(
-        organization, slug=_selector(arguments, SLUG_SELECTOR), organization_id=_selector(arguments, ID_SELECTOR)
-    )
-    remaining = {name: value for name, value in arguments.items() if name not in SELECTORS}
-    with tool_call_limits(user_id=principal.user_id, organization_id=organization.pk, tool_name=tool.name):
-        yield ToolCall(principal=principal, organization=organization, arguments=remaining)
+        raise Forbidden(FORBIDDEN_MESSAGE)
+    return organization
 
 
 def require_selected_organization(organization: Organization, *, slug: str | None, organization_id: str | None) -> None:

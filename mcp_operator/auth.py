@@ -10,24 +10,36 @@ token in the query string or a form body, and a session cookie are refused with
 401. The token is verified locally by `oauth.tokens.verify_access_token` (keys
 parsed once per process, no network); then the scope is judged (403
 `insufficient_scope`); then one query reads the person (inactive or gone: 401) together with their
-operator role in the token's organization, which admission judges.
+operator role in the token's organization, which admission judges. That query runs once per
+request, before any answer but not necessarily here: a tool call sends it with its first read
+(`OperatorPrincipal`).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from django.http import HttpRequest, JsonResponse
 from oauth2_provider.www_authenticate import build_bearer_challenge
 
 from oauth.tokens import InvalidAccessToken, verify_access_token
 from operator_core.conf import operator_settings
+from operator_core.errors import Forbidden
 from operator_core.mcp.transport import Refusal
 from operator_core.request_log import annotate
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
+from operator_core.sql import Guard
 from organizations.models import Organization
-from organizations.operator_access import operator_access_or_none
+from organizations.operator_access import (
+    ACCESS_COLUMNS,
+    ACCESS_GRANTED,
+    OperatorAccess,
+    operator_access_from_row,
+    operator_access_or_none,
+    operator_access_statement,
+)
 
 BEARER_SCHEME = "bearer"
 TOKEN_PARAMETER = "access_token"
@@ -37,22 +49,87 @@ OPERATOR_SCOPES = frozenset({SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE})
 ERROR_INVALID_REQUEST = "invalid_request"
 ERROR_INVALID_TOKEN = "invalid_token"
 ERROR_INSUFFICIENT_SCOPE = "insufficient_scope"
+# `forbidden`: the person is no longer admin or member of the token's organization.
+FORBIDDEN_MESSAGE = "You are no longer an admin or member of this organization."
 
 
-@dataclass(frozen=True)
 class OperatorPrincipal:
     """Who calls: the person who authorized the token, in the organization bound to it.
 
-    `organization` is that organization as read for this request, or None when
-    the person is no longer admin or member there: admission then answers
-    `forbidden` (mcp_operator/admission.py).
+    Their access (active, and still admin or member there) is re-read on every
+    request, once, by whichever comes first: the transport's `confirm_operator_access`
+    on every answer but a tool call's, the tool call's first read as its guard
+    (`access_guard`), or `confirm()` where a check needs it before or without one.
+    A person unknown or inactive is then refused 401; `confirm()` returns None
+    when they are no longer admin or member there: admission answers `forbidden`
+    (mcp_operator/admission.py).
     """
 
-    user_id: int
-    organization_id: str
-    organization: Organization | None
-    client_id: str
-    scopes: frozenset[str]
+    def __init__(self, *, user_id: int, organization_id: str, client_id: str, scopes: frozenset[str]) -> None:
+        self.user_id = user_id
+        self.organization_id = organization_id
+        self.client_id = client_id
+        self.scopes = scopes
+        self.access_known = False
+        self._access: OperatorAccess | None = None
+        self._token_organization: Organization | None = None
+
+    def confirm(self) -> Organization | None:
+        """The token's organization as read for this request, None when the role there is gone.
+
+        Reads the access now unless it was read; raises `Refusal` (401) for a person unknown or inactive.
+        """
+        if not self.access_known:
+            self._settle(operator_access_or_none(user_id=self.user_id, organization_id=self.organization_id))
+        return self._granted()
+
+    def token_organization(self) -> Organization | None:
+        """The token's organization by its id, for a call whose first read checks the access.
+
+        Its slug and name are filled in once the access is read (by that read);
+        None when the token's organization id is not one (the access then answers).
+        """
+        if self._token_organization is None:
+            try:
+                organization_id = uuid.UUID(self.organization_id)
+            except ValueError:
+                return None
+            self._token_organization = Organization(id=organization_id)
+            self._token_organization._state.adding = False
+        return self._token_organization
+
+    def access_guard(self) -> Guard:
+        """The access query as the guard of a tool call's first read (one statement on PostgreSQL)."""
+        return Guard(
+            statement=lambda: operator_access_statement(user_id=self.user_id, organization_id=self.organization_id),
+            columns=ACCESS_COLUMNS,
+            granted=ACCESS_GRANTED,
+            settle=lambda row: self._settle_row(row),
+        )
+
+    def _settle_row(self, row: Sequence[object] | None) -> None:
+        self._settle(operator_access_from_row(row))
+        if self._granted() is None:
+            # The read's rows and its record were withheld: the call is refused before it is used.
+            raise Forbidden(FORBIDDEN_MESSAGE)
+
+    def _settle(self, access: OperatorAccess | None) -> None:
+        self._access, self.access_known = access, True
+        pending, granted = self._token_organization, access.organization if access else None
+        if pending is not None and granted is not None:
+            pending.slug, pending.name = granted.slug, granted.name
+
+    def _granted(self) -> Organization | None:
+        access = self._access
+        if access is None or not access.is_active:
+            raise _unauthorized(ERROR_INVALID_TOKEN, "The access token is invalid or expired")
+        return access.organization
+
+
+def confirm_operator_access(principal: object) -> None:
+    """The transport's check of every answer but a tool call's: the person is still known and active."""
+    if isinstance(principal, OperatorPrincipal):
+        principal.confirm()
 
 
 def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
@@ -64,7 +141,7 @@ def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
     form body, a malformed header, a token that fails verification (bad
     signature, `typ`, issuer, audience of another origin, expired, `cnf`-bound)
     or whose person is unknown or inactive. 403 `insufficient_scope`: neither
-    operator scope.
+    operator scope. The person is read after: `OperatorPrincipal`.
     """
     if TOKEN_PARAMETER in request.GET or _token_in_form_body(request):
         # RFC 6750 §2.3 / RFC 9700: URI and form tokens leak into logs and referrers.
@@ -86,16 +163,10 @@ def authenticate_operator_request(request: HttpRequest) -> OperatorPrincipal:
         raise _unauthorized(ERROR_INVALID_TOKEN, "The access token is invalid or expired") from None
     if not claims.scopes & OPERATOR_SCOPES:
         raise _forbidden_scope()
-    access = operator_access_or_none(user_id=claims.user_id, organization_id=claims.organization_id)
-    if access is None or not access.is_active:
-        raise _unauthorized(ERROR_INVALID_TOKEN, "The access token is invalid or expired")
     annotate(user_id=claims.user_id, organization_id=claims.organization_id)
+    # The access is read later, with the call's first read where there is one (class docstring).
     return OperatorPrincipal(
-        user_id=claims.user_id,
-        organization_id=claims.organization_id,
-        organization=access.organization,
-        client_id=claims.client_id,
-        scopes=claims.scopes,
+        user_id=claims.user_id, organization_id=claims.organization_id, client_id=claims.client_id, scopes=claims.scopes
     )
 
 

@@ -20,7 +20,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import redis
 from django.core.cache import DEFAULT_CACHE_ALIAS, BaseCache, cache, caches
@@ -71,6 +71,16 @@ return {count, ends, 1}
 """
 )
 
+# KEYS[1] the rate window, KEYS[2] the leases; ARGV[1] the window's end (ms) when the call was
+# counted, ARGV[2] the lease's id. Gives the lease back and takes the count back if that window
+# still runs: a call refused after it was counted, by a check that counts nothing.
+_UNCOUNT_SCRIPT = """
+if redis.call('PEXPIRETIME', KEYS[1]) == tonumber(ARGV[1]) and tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then
+  redis.call('DECR', KEYS[1])
+end
+return redis.call('ZREM', KEYS[2], ARGV[2])
+"""
+
 # Serializes the read-and-rewrite of the leases on a cache without scripts.
 _LOCAL_LEASES_LOCK = threading.Lock()
 
@@ -95,20 +105,50 @@ def slots_in_use(*, user_id: object, organization_id: object, tool_name: str) ->
 
 
 @functools.cache
+def _uncount_script(client: redis.Redis) -> redis.commands.core.Script:
+    return client.register_script(_UNCOUNT_SCRIPT)
+
+
+@functools.cache
 def _admit_script(client: redis.Redis) -> redis.commands.core.Script:
     return client.register_script(_ADMIT_SCRIPT)
 
 
+class CountedCall:
+    """The block of `tool_call_limits`: `uncount()` takes its count back when its lease is given back."""
+
+    uncounted = False
+
+    def uncount(self) -> None:
+        self.uncounted = True
+
+
 @contextlib.contextmanager
-def tool_call_limits(*, user_id: object, organization_id: object, tool_name: str) -> Iterator[None]:
+def tool_call_limits(
+    *, user_id: object, organization_id: object, tool_name: str, before_refusal: Callable[[], object] | None = None
+) -> Iterator[CountedCall]:
     """Count one call against the rate, then hold a concurrency lease for the block.
 
     Raises `RateLimited` over the rate, `ConcurrencyLimited` (retryAfterSeconds 1)
     when every slot is held; a refused call holds nothing. Inside a request the
     lease is held on until the response is closed (`release_deferred_leases`).
+    For a check that counts nothing and beats these two (the role's), made after
+    them: `before_refusal` runs before either refusal, and whatever it raises
+    is raised instead, the count taken back; a call refused inside the block by
+    that check calls `uncount()`, and its count goes back with its lease. A count
+    goes back only while its window runs.
     """
-    with _lease(user_id=user_id, organization_id=organization_id, tool_name=tool_name, count=True, defer=True):
-        yield
+    counted = CountedCall()
+    with _lease(
+        user_id=user_id,
+        organization_id=organization_id,
+        tool_name=tool_name,
+        count=True,
+        defer=True,
+        call=counted,
+        before_refusal=before_refusal,
+    ):
+        yield counted
 
 
 def release_deferred_leases(**_: object) -> None:
@@ -143,19 +183,30 @@ def concurrency_slot(*, user_id: object, organization_id: object, tool_name: str
         yield
 
 
+def _limiter() -> FixedWindowLimiter:
+    return FixedWindowLimiter(
+        group=RATE_GROUP,
+        limit=operator_settings().tool_calls_per_minute,
+        period_seconds=RATE_WINDOW_SECONDS,
+        on_outage=ON_OUTAGE,
+    )
+
+
 @contextlib.contextmanager
 def _lease(
-    *, user_id: object, organization_id: object, tool_name: str, count: bool, defer: bool = False
+    *,
+    user_id: object,
+    organization_id: object,
+    tool_name: str,
+    count: bool,
+    defer: bool = False,
+    call: CountedCall | None = None,
+    before_refusal: Callable[[], object] | None = None,
 ) -> Iterator[None]:
     conf = operator_settings()
     rate_key = f"{user_id}:{organization_id}:{tool_name}"
     key = leases_key(user_id=user_id, organization_id=organization_id, tool_name=tool_name)
-    limiter = FixedWindowLimiter(
-        group=RATE_GROUP,
-        limit=conf.tool_calls_per_minute,
-        period_seconds=RATE_WINDOW_SECONDS,
-        on_outage=ON_OUTAGE,
-    )
+    limiter = _limiter()
     lease_id = os.urandom(16).hex()
     now_ms = _now_ms()
     deadline_ms = now_ms + conf.tool_lease_seconds * 1000
@@ -178,7 +229,10 @@ def _lease(
                 ],
             )
             counted = WindowCount(
-                count=int(calls), limit=conf.tool_calls_per_minute, seconds_left=(int(ends_ms) - now_ms) / 1000
+                count=int(calls),
+                limit=conf.tool_calls_per_minute,
+                seconds_left=(int(ends_ms) - now_ms) / 1000,
+                ends=int(ends_ms) / 1000,
             )
         except REDIS_OUTAGES as failure:
             # Counted in this process until Redis answers again (docs/operations.md#outages).
@@ -190,11 +244,19 @@ def _lease(
             if counted is not None and counted.exceeded
             else _take_lease_locally(store, key, lease_id, now_ms, deadline_ms, conf.tool_concurrency)
         )
-    if count and counted is not None and counted.exceeded:
+    give_back = functools.partial(_give_back, store, key, lease_id, client, rate_key, counted if count else None)
+    rate_limited = count and counted is not None and counted.exceeded
+    if (rate_limited or int(taken) != 1) and before_refusal is not None:
+        try:
+            before_refusal()
+        except BaseException:
+            give_back(uncount=True, lease_taken=False)
+            raise
+    if rate_limited:
         metrics.count_limit_refusal(RATE_GROUP)
         raise RateLimited(
             f"Too many calls of {tool_name}: at most {conf.tool_calls_per_minute} per minute.",
-            retry_after_seconds=counted.retry_after_seconds,
+            retry_after_seconds=counted.retry_after_seconds if counted is not None else 1,
         )
     if int(taken) != 1:
         metrics.count_limit_refusal(CONCURRENCY_LIMIT)
@@ -206,10 +268,11 @@ def _lease(
         yield
     finally:
         releases = getattr(_request, "releases", None) if defer else None
+        uncount = call is not None and call.uncounted
         if releases is None:
-            _give_back(store, key, lease_id, client)
+            give_back(uncount=uncount)
         else:
-            releases.append(functools.partial(_give_back, store, key, lease_id, client))
+            releases.append(functools.partial(give_back, uncount=uncount))
 
 
 def _take_lease_locally(store: BaseCache, key: str, lease_id: str, now_ms: int, deadline_ms: int, slots: int) -> int:
@@ -222,13 +285,35 @@ def _take_lease_locally(store: BaseCache, key: str, lease_id: str, now_ms: int, 
     return 1
 
 
-def _give_back(store: BaseCache, key: str, lease_id: str, client: redis.Redis | None) -> None:
+def _give_back(
+    store: BaseCache,
+    key: str,
+    lease_id: str,
+    client: redis.Redis | None,
+    rate_key: str,
+    counted: WindowCount | None,
+    *,
+    uncount: bool,
+    lease_taken: bool = True,
+) -> None:
+    """Give the lease back (when one was taken) and, with `uncount`, the call's count too."""
+    uncount = uncount and counted is not None
     if client is not None:
         try:
-            client.zrem(store.make_key(key), lease_id)
+            if uncount and counted is not None:
+                _uncount_script(client)(
+                    keys=[store.make_key(_limiter().cache_key(rate_key)), store.make_key(key)],
+                    args=[round(counted.ends * 1000), lease_id if lease_taken else ""],
+                )
+            elif lease_taken:
+                client.zrem(store.make_key(key), lease_id)
         except REDIS_OUTAGES:
-            # The call itself succeeded; its lease lapses at its deadline instead.
+            # The call itself was answered; its lease lapses at its deadline instead, its count with its window.
             logger.warning("redis unavailable: a lease of %s lapses at its deadline", RATE_GROUP)
+        return
+    if uncount and counted is not None:
+        _limiter().uncount_in(store, rate_key, counted)
+    if not lease_taken:
         return
     with _LOCAL_LEASES_LOCK:
         leases = store.get(key) or {}

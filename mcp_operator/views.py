@@ -17,7 +17,7 @@ from django.views.decorators.http import require_safe
 
 from mcp_operator.admission import admit_operator_call
 from mcp_operator.audit_trail import operator_call_record, record_operator_call
-from mcp_operator.auth import authenticate_operator_request
+from mcp_operator.auth import authenticate_operator_request, confirm_operator_access
 from mcp_operator.server_card import (
     INSTRUCTIONS,
     SERVER_NAME,
@@ -51,6 +51,7 @@ def operator_endpoint() -> McpEndpoint:
         ),
         resources=ServerCardResources(),
         authenticate=authenticate_operator_request,
+        confirm=confirm_operator_access,
     )
 
 

@@ -110,6 +110,8 @@ class WindowCount:
     count: int
     limit: int
     seconds_left: float
+    # when the window ends (clock seconds): tells this window from the next in `uncount_in`
+    ends: float = 0.0
 
     @property
     def exceeded(self) -> bool:
@@ -163,7 +165,15 @@ class FixedWindowLimiter:
             count += 1
             # the cache's own expiry only collects windows that ended: `ends` decides
             store.set(key, (ends, count), timeout=self.period_seconds)
-        return WindowCount(count=count, limit=self.limit, seconds_left=ends - now)
+        return WindowCount(count=count, limit=self.limit, seconds_left=ends - now, ends=ends)
+
+    def uncount_in(self, store: BaseCache, key: str, counted: WindowCount) -> None:
+        """Take back one count of `count_in` if its window has not ended (a refusal that must not count)."""
+        key = self.cache_key(key)
+        with _LOCAL_LOCK:
+            ends, count = store.get(key) or (0.0, 0)
+            if ends == counted.ends and count > 0:
+                store.set(key, (ends, count - 1), timeout=self.period_seconds)
 
 
 def outage_store(policy: OnOutage, failure: Exception, *, group: str) -> BaseCache:

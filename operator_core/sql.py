@@ -75,7 +75,26 @@ class Rider:
     sent: bool = False
 
 
+@dataclass
+class Guard:
+    """A check that rides a tool call's first read: the person's access, on the operator endpoint.
+
+    `statement` builds a SELECT of at most one row (its parameters adapted for
+    the database), whose columns `columns` names; `granted` is an SQL condition
+    over them. `settle` hears the row (None when there is none) before the read's
+    rows are used, and raises to refuse the call. `settled` tells its owner
+    whether a read took it.
+    """
+
+    statement: Callable[[], tuple[str, list[object]]]
+    columns: tuple[str, ...]
+    granted: str  # its columns named as `guard.<column>`
+    settle: Callable[[Sequence[object] | None], None]
+    settled: bool = False
+
+
 _rider: ContextVar[Rider | None] = ContextVar("operator_core.sql.rider", default=None)
+_guard: ContextVar[Guard | None] = ContextVar("operator_core.sql.guard", default=None)
 
 
 @contextlib.contextmanager
@@ -93,6 +112,22 @@ def sent_with_settling_read(rider: Rider | None) -> Iterator[None]:
         _rider.reset(token)
 
 
+@contextlib.contextmanager
+def guarded_by(guard: Guard) -> Iterator[None]:
+    """Settle `guard` with the block's first `fetch`, before that read's rows are used.
+
+    On PostgreSQL the guard is a CTE of the read, which returns its rows only when
+    the guard grants them (and a rider sent with it is written only then): one
+    statement. On SQLite the guard is run alone just before the read, in the same
+    function. A block that reads nothing leaves the guard unsettled.
+    """
+    token = _guard.set(guard)
+    try:
+        yield
+    finally:
+        _guard.reset(token)
+
+
 def fetch(
     sql: str,
     params: Sequence[object] | Mapping[str, object],
@@ -108,14 +143,32 @@ def fetch(
     """
     # The wrapper is looked up once: each `connection.x` is a thread-local lookup of its own.
     db = connections[DEFAULT_DB_ALIAS]
-    rider = _rider.get() if settles_call else None
-    if rider is not None and db.vendor == "postgresql":
-        sql, params = _with_rider(rider.statement(db), sql, params)
+    guard = _guard.get()
+    if guard is not None:
+        _guard.set(None)  # taken by this read, whatever comes of it
+        if guard.settled:
+            guard = None
+        else:
+            guard.settled = True
+    rider = _rider.get() if settles_call and db.vendor == "postgresql" else None
+    if guard is not None and db.vendor != "postgresql":
+        guard_sql, guard_params = guard.statement()
+        with _cursor(db) as cursor:
+            cursor.execute(guard_sql, guard_params)  # type: ignore[arg-type]
+            guard.settle(cursor.fetchone())
+        guard = None
+    if rider is not None or guard is not None:
+        sql, params = _with_guard_and_rider(db, guard, rider, sql, params)
     with _cursor(db) as cursor:
         # django-stubs admits a fixed list of Python types; ours are already adapted by the backend.
         cursor.execute(sql, params)  # type: ignore[arg-type]
         rows = cursor.fetchall()
-    if rider is not None and db.vendor == "postgresql":
+    if guard is not None:
+        # Each row: the guard's columns, the read's, the read's position (None: no row read).
+        width = len(guard.columns)
+        guard.settle(rows[0][:width] if rows else None)
+        rows = [row[width:-1] for row in rows if row[-1] is not None]
+    if rider is not None:
         rider.sent = True
         _rider.set(None)
     if fields is None or not rows:
@@ -131,23 +184,53 @@ def execute(sql: str, params: Sequence[object]) -> None:
         cursor.execute(sql, params)  # type: ignore[arg-type]
 
 
-def _with_rider(
-    rider: tuple[str, list[object]], sql: str, params: Sequence[object] | Mapping[str, object]
+def _with_guard_and_rider(
+    db: BaseDatabaseWrapper,
+    guard: Guard | None,
+    rider: Rider | None,
+    sql: str,
+    params: Sequence[object] | Mapping[str, object],
 ) -> tuple[str, Sequence[object] | Mapping[str, object]]:
-    """The read `sql` with the rider as its first CTE, and the parameters of both."""
-    rider_sql, rider_params = rider
-    if isinstance(params, Mapping):
-        # A read bound by name: the rider's placeholders are named too, in a name space of their own.
-        names = [f"rider_{index}" for index in range(len(rider_params))]
-        pieces = rider_sql.split("%s")
-        rider_sql = pieces[0] + "".join(f"%({name})s{piece}" for name, piece in zip(names, pieces[1:], strict=True))
-        bound: Sequence[object] | Mapping[str, object] = {**params, **dict(zip(names, rider_params, strict=True))}
-    else:
-        bound = [*rider_params, *params]
+    """The read `sql` with the guard and the rider as its CTEs (PostgreSQL), and the parameters of all.
+
+    With a guard, the read becomes a subquery joined to the guard's one row only
+    when it grants: every row starts with the guard's columns and ends with the
+    read's position, and a refused or empty read is one row with no position.
+    The rider is then written only when the guard grants.
+    """
+    ctes: list[tuple[str, list[object]]] = []
+    if guard is not None:
+        guard_sql, guard_params = guard.statement()
+        ctes.append((f"guard({', '.join(guard.columns)}) AS ({guard_sql})", guard_params))
+    if rider is not None:
+        rider_sql, rider_params = rider.statement(db)
+        if guard is not None:
+            # INSERT ... SELECT, so that it can be conditioned on the guard's grant.
+            if " VALUES (" in rider_sql:
+                rider_sql = rider_sql.replace(" VALUES (", " SELECT ", 1).rstrip()[:-1]
+            rider_sql += f" WHERE EXISTS (SELECT 1 FROM guard WHERE {guard.granted})"  # noqa: S608 (the guard's own SQL)
+        ctes.append((f"rider AS ({rider_sql})", rider_params))
     body = sql.lstrip()
+    if guard is not None:
+        body = (
+            "SELECT guard.*, page.* FROM guard LEFT JOIN ("  # noqa: S608 (the caller's read; values are bound)
+            f"SELECT reading.*, row_number() OVER () AS read_position FROM ({body}) AS reading"
+            f") AS page ON ({guard.granted}) ORDER BY page.read_position"
+        )
+    cte_sql = ", ".join(cte for cte, _ in ctes)
+    if isinstance(params, Mapping):
+        # A read bound by name: the CTEs' placeholders are named too, in a name space of their own.
+        named: dict[str, object] = {}
+        pieces = cte_sql.split("%s")
+        names = [f"cte_{index}" for index in range(len(pieces) - 1)]
+        cte_sql = pieces[0] + "".join(f"%({name})s{piece}" for name, piece in zip(names, pieces[1:], strict=True))
+        named.update(zip(names, [value for _, values in ctes for value in values], strict=True))
+        bound: Sequence[object] | Mapping[str, object] = {**params, **named}
+    else:
+        bound = [*(value for _, values in ctes for value in values), *params]
     if body[:4].upper() == "WITH":
-        return f"WITH rider AS ({rider_sql}), {body[4:].lstrip()}", bound
-    return f"WITH rider AS ({rider_sql}) {body}", bound
+        return f"WITH {cte_sql}, {body[4:].lstrip()}", bound
+    return f"WITH {cte_sql} {body}", bound
 
 
 def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:

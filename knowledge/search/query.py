@@ -6,7 +6,8 @@ FTS5 syntax: it is reduced to word tokens, English stop words are dropped and
 each token is quoted; all must match. Both vendors search only processed
 sources of the given organization, round scores to 6 decimals and break ties by
 (source id, chunk index), so the same query on the same data returns the same
-list, with snippets for the returned rows only. The design:
+list, with the chunk text of the returned rows only, from which
+knowledge/search/snippets.py cuts the snippets. The design:
 docs/development/architecture.md#search.
 """
 
@@ -18,11 +19,8 @@ from django.db import connection
 
 from knowledge.search.postgres import postgres_rows
 from knowledge.search.schema import FTS_TABLE, WORD, organization_word_key
+from knowledge.search.snippets import query_pattern, snippet
 from operator_core.sql import fetch
-
-SNIPPET_START = "«"
-SNIPPET_STOP = "»"
-SNIPPET_ELLIPSIS = "…"
 
 # PostgreSQL's english.stop (the Snowball list), so both vendors ignore the same words.
 ENGLISH_STOP_WORDS = frozenset(
@@ -34,11 +32,6 @@ ENGLISH_STOP_WORDS = frozenset(
     down in out on off over under again further then once here there when where why how all any both each few
     more most other some such no nor not only own same so than too very s t can will just don should now
     """.split()  # noqa: SIM905 - a word list reads better as text
-)
-
-_POSTGRES_HEADLINE_OPTIONS = (
-    f"StartSel={SNIPPET_START}, StopSel={SNIPPET_STOP}, MaxWords=18, MinWords=8, "
-    f'ShortWord=3, MaxFragments=2, FragmentDelimiter=" {SNIPPET_ELLIPSIS} "'
 )
 
 
@@ -73,16 +66,18 @@ def search_chunk_rows(
         rows = _sqlite_rows(organization_id, query, source_ids, limit)
     else:  # pragma: no cover - settings only allow the two vendors
         raise NotImplementedError(f"no full-text search for {connection.vendor}")
+    # Both vendors return each hit's chunk text; one builder cuts the snippets (search/snippets.py).
+    pattern = query_pattern(query, ENGLISH_STOP_WORDS)
     return [
         ChunkHit(
             source_id=str(uuid.UUID(str(source_id))),
             source_title=title,
             chunk_index=int(index),
-            snippet=" ".join((snippet or "").split()),
+            snippet=snippet(text or "", pattern),
             # bm25 of SQLite is negative-better; "+ 0.0" turns -0.0 into 0.0.
             score=round(float(score), 6) + 0.0,
         )
-        for source_id, title, index, snippet, score in rows
+        for source_id, title, index, text, score in rows
     ]
 
 
@@ -97,7 +92,7 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
     if source_ids is not None:
         source_filter = f"AND c.source_id IN ({', '.join('%s' for _ in source_ids)})"
         params.extend(source_id.hex for source_id in source_ids)
-    # Rank and cut first; the snippet is then computed for the returned rows only.
+    # Rank and cut first; the chunk's plain text, for its snippet, is read for the returned rows only.
     sql = f"""
         WITH top AS (
             SELECT {FTS_TABLE}.rowid AS id, c.source_id, c."index" AS idx,
@@ -109,15 +104,13 @@ def _sqlite_rows(organization_id: uuid.UUID, query: str, source_ids: list[uuid.U
             ORDER BY score DESC, c.source_id ASC, c."index" ASC
             LIMIT %s
         )
-        SELECT top.source_id, s.title, top.idx,
-               (SELECT snippet({FTS_TABLE}, 0, %s, %s, %s, 32) FROM {FTS_TABLE}
-                WHERE {FTS_TABLE} MATCH %s AND {FTS_TABLE}.rowid = top.id) AS snippet,
-               top.score
-        FROM top JOIN organizations_source s ON s.id = top.source_id
+        SELECT top.source_id, s.title, top.idx, c.text, top.score
+        FROM top
+        JOIN organizations_source s ON s.id = top.source_id
+        JOIN organizations_sourcechunk c ON c.id = top.id
         ORDER BY top.score DESC, top.source_id ASC, top.idx ASC
     """  # noqa: S608 - only placeholders and constants are interpolated
-    # The snippet is cut from the chunk's plain text (search/schema.py, version 5).
-    return fetch(sql, [*params, limit, SNIPPET_START, SNIPPET_STOP, SNIPPET_ELLIPSIS, expression])
+    return fetch(sql, [*params, limit])
 
 
 def _postgres_rows(
@@ -125,10 +118,4 @@ def _postgres_rows(
 ) -> list[tuple]:
     if not WORD.search(query):
         return []
-    return postgres_rows(
-        organization_id=organization_id,
-        query=query,
-        source_ids=source_ids,
-        limit=limit,
-        headline=_POSTGRES_HEADLINE_OPTIONS,
-    )
+    return postgres_rows(organization_id=organization_id, query=query, source_ids=source_ids, limit=limit)

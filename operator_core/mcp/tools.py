@@ -29,7 +29,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from operator_core.errors import InvalidArguments, OperatorError
 from operator_core.mcp.results import failure_result, success_result
-from operator_core.mcp.transport import UnknownTool
+from operator_core.mcp.transport import Refusal, UnknownTool
 from operator_core.outages import error_for_failure
 from operator_core.request_log import annotate
 from operator_core.sql import Rider, sent_with_settling_read
@@ -200,6 +200,9 @@ class ToolRegistry:
             with self._admission(principal, tool, arguments) as call:
                 admitted = replace(call, arguments=self._validated(tool, call.arguments))
                 structured = tool.handler(admitted)
+        except Refusal:
+            # The authenticator's answer, found by the admission (a person gone): not a tool result.
+            raise
         except OperatorError as error:
             return str(error.code), failure_result(error, knowledge=tool.knowledge)
         except Exception as failure:

@@ -143,6 +143,9 @@ class McpEndpoint:
     tools: ToolSet
     resources: ResourceSet
     authenticate: Callable[[HttpRequest], object] | None = None
+    # Completes the authenticator's check before any answer but a tool call's (whose tool set
+    # completes it, with the call's first read): raises `Refusal`. See mcp_operator/auth.py.
+    confirm: Callable[[object], None] | None = None
     # "private" when answers belong to one authorization context (the operator
     # endpoint); "public" when every caller gets the same answers (the docs).
     cache_scope: str = CACHE_SCOPE_PRIVATE
@@ -174,6 +177,10 @@ class McpEndpoint:
             principal = self.authenticate(request) if self.authenticate is not None else None
             reached = True
             outcome = self._check(request, headers)
+            if self.confirm is not None and (
+                isinstance(outcome, Rejection) or outcome.is_notification or outcome.method != METHOD_TOOLS_CALL
+            ):
+                self.confirm(principal)
             describe_mcp_exchange(outcome)
             if isinstance(outcome, Rejection):
                 version = outcome.version or version
@@ -289,10 +296,16 @@ class McpEndpoint:
         arguments = params.get("arguments", {})
         if arguments is None:
             arguments = {}
-        if not isinstance(arguments, dict):
-            raise JsonRpcError(JSONRPC_INVALID_PARAMS, "params.arguments must be an object")
-        # The header check proved params.name is a string equal to Mcp-Name.
-        return self.tools.call_tool(principal, params["name"], arguments)
+        try:
+            if not isinstance(arguments, dict):
+                raise JsonRpcError(JSONRPC_INVALID_PARAMS, "params.arguments must be an object")
+            # The header check proved params.name is a string equal to Mcp-Name.
+            return self.tools.call_tool(principal, params["name"], arguments)
+        except (JsonRpcError, UnknownTool):
+            # Answered before the tool set checked the principal: the authenticator's answer comes first.
+            if self.confirm is not None:
+                self.confirm(principal)
+            raise
 
     def _list_resources(self, params: dict[str, Any], principal: object) -> dict[str, Any]:
         return self._cacheable({"resources": self.resources.list_resources(principal)})

@@ -1,5 +1,6 @@
 """The audit trail's writes: one row per event, append-only, pruned by age."""
 
+import contextlib
 import unittest
 from datetime import timedelta
 
@@ -16,7 +17,7 @@ from audit.services import (
     record_tool_call,
     tool_call_statement,
 )
-from operator_core.sql import Rider, fetch, sent_with_settling_read
+from operator_core.sql import Guard, Rider, fetch, guarded_by, sent_with_settling_read
 from tests.factories import make_membership
 
 
@@ -112,6 +113,37 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
             cursor.execute("SELECT current_setting('synchronous_commit')")
             self.assertEqual(cursor.fetchone()[0], "on")
 
+    @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
+    def test_a_tool_calls_record_sent_with_a_guarded_read_is_written_only_when_the_guard_grants(self) -> None:
+        self._create_probe()
+
+        for granted in (False, True):
+            rider = Rider(
+                lambda db: tool_call_statement(
+                    db,
+                    person_id=1,
+                    organization_id=None,
+                    client_id="c",
+                    tool="list_modules",
+                    outcome="ok",
+                    duration_ms=1,
+                )
+            )
+            guard = Guard(
+                statement=lambda granted=granted: ("SELECT %s AS granted", [granted]),
+                columns=("granted",),
+                granted="guard.granted",
+                settle=lambda row: None if row and row[0] else _refuse(),
+            )
+            with guarded_by(guard), sent_with_settling_read(rider), contextlib.suppress(PermissionError):
+                self.assertEqual(fetch("SELECT %s + 1 AS answer", [41], settles_call=True), [(42,)])
+            self.assertEqual(rider.sent, granted)
+
+        self.assertEqual(AuditEvent.objects.filter(tool="list_modules").count(), 1)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT setting FROM durability_probe")
+            self.assertEqual([setting for (setting,) in cursor.fetchall()], ["off"])
+
     def _create_probe(self) -> None:
         # A trigger notes the setting each INSERT runs under: the one its commit obeys.
         with connection.cursor() as cursor:
@@ -195,3 +227,7 @@ class PurgeAuditEventsTests(TestCase):
         _event_aged(29)
 
         self.assertEqual(purge_audit_events(now=timezone.now()), 1)
+
+
+def _refuse() -> None:
+    raise PermissionError("the guard refuses")

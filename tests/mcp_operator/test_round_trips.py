@@ -1,8 +1,9 @@
 """A tool call's network round trips on PostgreSQL + Redis, pinned per tool (docs/development/performance.md).
 
-Before the answer: the SQL statements (the person's access, then the read with
-the audit record as its CTE on PostgreSQL; SQLite sends the record apart) and
-the Redis commands (count the call and take its lease). After the answer:
+Before the answer: the Redis command that counts the call and takes its lease,
+then the SQL statements: on PostgreSQL the tool's first read carries the
+person's access and, when it settles the call, the audit record, as CTEs
+(one statement for a listing or a search); SQLite sends both apart. After the answer:
 giving the lease back. A change that adds a trip fails here.
 """
 

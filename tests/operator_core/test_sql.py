@@ -8,7 +8,7 @@ from django.test import TestCase
 from audit.models import AuditEvent
 from audit.services import tool_call_statement
 from knowledge.search.schema import SEARCH_FUNCTION
-from operator_core.sql import Rider, fetch, sent_with_settling_read
+from operator_core.sql import Guard, Rider, fetch, guarded_by, sent_with_settling_read
 from operator_site.settings.storage import PREPARE_THRESHOLD
 from organizations.models import Role
 from tests.factories import make_membership, make_source
@@ -64,6 +64,67 @@ class SettlingReadTests(TestCase):
         self.assertEqual(AuditEvent.objects.filter(tool="search_knowledge").count(), 1)
 
 
+class Refused(Exception):
+    pass
+
+
+def refusing_guard(granted: bool, heard: list[object]) -> Guard:
+    """A guard whose one row says whether it grants; `heard` collects what it was told."""
+
+    def settle(row: object) -> None:
+        heard.append(row)
+        if not granted:
+            raise Refused
+
+    return Guard(
+        statement=lambda: ("SELECT %s AS granted", [granted]),
+        columns=("granted",),
+        granted="guard.granted",
+        settle=settle,
+    )
+
+
+class GuardedReadTests(TestCase):
+    """A guard (a tool call's access check) rides the call's first read: one statement on PostgreSQL."""
+
+    statements = 1 if connection.vendor == "postgresql" else 2
+
+    def test_a_granting_guard_is_settled_by_the_first_read_which_keeps_its_rows_in_order(self) -> None:
+        heard: list[object] = []
+        guard = refusing_guard(True, heard)
+
+        with guarded_by(guard), self.assertNumQueries(self.statements):
+            rows = fetch("SELECT 3 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 ORDER BY n DESC", [])
+        with guarded_by(guard), self.assertNumQueries(1):
+            empty = fetch("SELECT 1 WHERE %s", [False])  # settled: the guard does not ride again
+
+        self.assertEqual((rows, empty, guard.settled), ([(3,), (2,), (1,)], [], True))
+        self.assertEqual([bool(row[0]) for row in heard], [True])  # type: ignore[index]
+
+    def test_a_refusing_guard_withholds_the_rows_and_the_record_of_its_read(self) -> None:
+        rider = audit_rider("list_modules")
+
+        with (
+            guarded_by(refusing_guard(False, [])),
+            sent_with_settling_read(rider),
+            self.assertRaises(Refused),
+            self.assertNumQueries(self.statements),
+        ):
+            fetch("SELECT %s + 1 AS answer", [41], settles_call=True)
+
+        self.assertEqual((rider.sent, AuditEvent.objects.count()), (False, 0))
+
+    @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
+    def test_a_granting_guard_sends_the_record_with_a_read_of_its_own_ctes_and_named_parameters(self) -> None:
+        rider = audit_rider("search_knowledge")
+
+        with guarded_by(refusing_guard(True, [])), sent_with_settling_read(rider), self.assertNumQueries(1):
+            rows = fetch("WITH x AS (SELECT %(v)s::int AS v) SELECT v FROM x", {"v": 7}, settles_call=True)
+
+        self.assertEqual((rows, rider.sent), ([(7,)], True))
+        self.assertEqual(AuditEvent.objects.filter(tool="search_knowledge").count(), 1)
+
+
 class FetchTests(TestCase):
     def test_a_read_is_one_counted_query(self) -> None:
         with self.assertNumQueries(1):
@@ -97,10 +158,9 @@ class PreparedStatementTests(OperatorEndpointTestCase):
             self.call_tool(member, "list_modules")
 
         new = set(prepared_statements()) - before
-        # the person's access, the page of modules with the audit record as its CTE; no ORM query
-        self.assertEqual(len(new), 2, new)
-        kinds = sorted(statement.split()[0] for statement in new)
-        self.assertEqual(kinds, ["SELECT", "WITH"], new)
+        # the page of modules with the person's access and the audit record as its CTEs; no ORM query
+        self.assertEqual(len(new), 1, new)
+        self.assertEqual([statement.split()[0] for statement in new], ["WITH"], new)
         self.assertEqual(len([statement for statement in new if "INSERT INTO" in statement]), 1, new)
 
     def test_a_search_is_prepared_too(self) -> None:
@@ -112,8 +172,8 @@ class PreparedStatementTests(OperatorEndpointTestCase):
             self.assertEqual(len(self.call_tool(member, "search_knowledge", query="forklift").structured["results"]), 1)
 
         new = set(prepared_statements()) - before
-        # the person's access, the search (its function, the titles, the snippets) with the audit record
-        self.assertEqual(len(new), 2, new)
+        # the search (its function, the titles, the snippets) with the person's access and the audit record
+        self.assertEqual(len(new), 1, new)
         self.assertEqual(len([statement for statement in new if SEARCH_FUNCTION in statement]), 1, new)
 
     def test_nothing_is_prepared_when_prepared_statements_are_off(self) -> None:
