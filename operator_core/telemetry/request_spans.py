@@ -110,38 +110,40 @@ class RequestSpanMiddleware:
         ) as span:
             adopt_request_id(trace.format_trace_id(span.get_span_context().trace_id))
             response = self.get_response(request)
-            span.set_attribute(ATTR_HTTP_STATUS, response.status_code)
-            if is_mcp:
-                _finish_mcp(span, response)
-            else:
-                _finish_http(span, request, response)
+            # A request the sampler left out keeps its trace id and nothing else: no answer is read for it.
+            if span.is_recording():
+                attributes: dict[str, str | int] = {ATTR_HTTP_STATUS: response.status_code}
+                if is_mcp:
+                    _finish_mcp(span, response, attributes)
+                else:
+                    _finish_http(span, request, response, attributes)
+                span.set_attributes(attributes)
         return response
 
 
-def _finish_mcp(span: Span, response: HttpResponse) -> None:
+def _finish_mcp(span: Span, response: HttpResponse, attributes: dict[str, str | int]) -> None:
     organization_id = annotation("organization_id")
     if organization_id is not None:
-        span.set_attribute(ATTR_ORGANIZATION_ID, str(organization_id))
-    attributes = getattr(span, "attributes", None) or {}
-    error_type = attributes.get(ATTR_ERROR_TYPE)
+        attributes[ATTR_ORGANIZATION_ID] = str(organization_id)
+    error_type = (getattr(span, "attributes", None) or {}).get(ATTR_ERROR_TYPE)
     if error_type is None and annotation("outcome") not in (None, _TOOL_OK):
         error_type = ERROR_TYPE_TOOL
     if error_type is None and response.status_code >= 400:
         # Refused before a JSON-RPC answer (401, 403): the HTTP status names it.
         error_type = str(response.status_code)
     if error_type is not None:
-        span.set_attribute(ATTR_ERROR_TYPE, error_type)
+        attributes[ATTR_ERROR_TYPE] = error_type
         span.set_status(StatusCode.ERROR)
 
 
-def _finish_http(span: Span, request: HttpRequest, response: HttpResponse) -> None:
+def _finish_http(span: Span, request: HttpRequest, response: HttpResponse, attributes: dict[str, str | int]) -> None:
     match = request.resolver_match
     if match is not None and match.route:
         route = "/" + match.route
         span.update_name(f"{request.method} {route}")
-        span.set_attribute(ATTR_HTTP_ROUTE, route)
+        attributes[ATTR_HTTP_ROUTE] = route
     if response.status_code >= 500:
-        span.set_attribute(ATTR_ERROR_TYPE, str(response.status_code))
+        attributes[ATTR_ERROR_TYPE] = str(response.status_code)
         span.set_status(StatusCode.ERROR)
     success = _OUTCOME_ENDPOINTS.get(request.path)
     if success is None:
@@ -149,24 +151,25 @@ def _finish_http(span: Span, request: HttpRequest, response: HttpResponse) -> No
     outcome, error = _endpoint_outcome(response, success=success)
     event = annotation("oauth_event")
     if isinstance(event, str):
-        span.set_attribute(ATTR_OAUTH_EVENT, event)
+        attributes[ATTR_OAUTH_EVENT] = event
         if event == _EVENT_GRACE_REPLAY and outcome == OUTCOME_ISSUED:
             outcome = OUTCOME_REPLAYED
-    span.set_attribute(ATTR_OUTCOME, outcome)
+    attributes[ATTR_OUTCOME] = outcome
     if error is not None:
-        span.set_attribute(ATTR_ERROR_TYPE, error)
+        attributes[ATTR_ERROR_TYPE] = error
     if request.path == _TOKEN_PATH and request.method == "POST":
-        _note_grant_type(span, request)
+        grant = _grant_type(request)
+        if grant is not None:
+            attributes[ATTR_GRANT_TYPE] = grant
 
 
-def _note_grant_type(span: Span, request: HttpRequest) -> None:
+def _grant_type(request: HttpRequest) -> str | None:
     try:
         grant = request.POST.get("grant_type")
     except (SuspiciousOperation, OSError):
         # A form Django refused to read was answered so already; the span only lacks the grant.
-        return
-    if grant in _GRANT_TYPES:
-        span.set_attribute(ATTR_GRANT_TYPE, grant)
+        return None
+    return grant if grant in _GRANT_TYPES else None
 
 
 def _endpoint_outcome(response: HttpResponse, *, success: str) -> tuple[str, str | None]:

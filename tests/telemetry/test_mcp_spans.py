@@ -158,3 +158,18 @@ class McpSpanTests(TestCase):
                 )
                 self.assertEqual(response.status_code, 200, response.content)
                 self.assertIsNone(self.only_server_span().parent)
+
+    def test_a_trace_the_client_did_not_sample_is_answered_the_same_and_records_nothing(self) -> None:
+        unsampled = CLIENT_TRACEPARENT[:-2] + "00"
+        message = envelope("tools/call", {"name": "list_modules", "arguments": {}}, request_id="call-8")
+        plain = post_mcp(self.client, message, token=self.token)
+        self.spans.clear()
+        meta = {**CLIENT_META, "traceparent": unsampled}
+        message = envelope("tools/call", {"name": "list_modules", "arguments": {}}, request_id="call-8", meta=meta)
+        response = post_mcp(self.client, message, token=self.token)
+
+        self.assertEqual(response.status_code, 200, response.content)
+        self.assertEqual(response.json(), plain.json())
+        self.assertEqual(response["X-Request-Id"], CLIENT_TRACE_ID)
+        self.assertEqual(AuditEvent.objects.filter(request_id=CLIENT_TRACE_ID).count(), 1)
+        self.assertEqual(self.spans.get_finished_spans(), ())
