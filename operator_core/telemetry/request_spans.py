@@ -100,25 +100,45 @@ class RequestSpanMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         is_mcp = request.path in MCP_PATHS
         parent = _parent_context(request, read_meta=is_mcp)
-        with tracing.tracer().start_as_current_span(
+        span = tracing.tracer().start_span(
             request.method or "HTTP",
             context=parent,
             kind=SpanKind.SERVER,
             attributes={ATTR_HTTP_METHOD: request.method or ""},
-            # An exception's text may hold anything: the edges log it, the span does not.
-            record_exception=False,
-        ) as span:
-            adopt_request_id(trace.format_trace_id(span.get_span_context().trace_id))
-            response = self.get_response(request)
-            # A request the sampler left out keeps its trace id and nothing else: no answer is read for it.
-            if span.is_recording():
-                attributes: dict[str, str | int] = {ATTR_HTTP_STATUS: response.status_code}
-                if is_mcp:
-                    _finish_mcp(span, response, attributes)
-                else:
-                    _finish_http(span, request, response, attributes)
-                span.set_attributes(attributes)
+        )
+        # An exception's text may hold anything: the edges log it, the span does not.
+        try:
+            with trace.use_span(span, record_exception=False):
+                adopt_request_id(trace.format_trace_id(span.get_span_context().trace_id))
+                response = self.get_response(request)
+                # A request the sampler left out keeps its trace id and nothing else: no answer is read for it.
+                if span.is_recording():
+                    attributes: dict[str, str | int] = {ATTR_HTTP_STATUS: response.status_code}
+                    if is_mcp:
+                        _finish_mcp(span, response, attributes)
+                    else:
+                        _finish_http(span, request, response, attributes)
+                    span.set_attributes(attributes)
+        except BaseException:
+            span.end()
+            raise
+        _end_when_closed(response, span)
         return response
+
+
+def _end_when_closed(response: HttpResponse, span: Span) -> None:
+    """End the span when the server closes the answer, so that what runs then is inside it.
+
+    The tool-call limits give their lease back at that moment (`request_finished`,
+    mcp_operator/limits.py): its Redis command is the request's child, not a trace of its own.
+    """
+    close = response.close
+
+    def close_within_span() -> None:
+        with trace.use_span(span, end_on_exit=True, record_exception=False):
+            close()
+
+    response.close = close_within_span  # type: ignore[method-assign]
 
 
 def _finish_mcp(span: Span, response: HttpResponse, attributes: dict[str, str | int]) -> None:
