@@ -100,48 +100,70 @@ class RequestSpanMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         is_mcp = request.path in MCP_PATHS
         parent = _parent_context(request, read_meta=is_mcp)
-        with tracing.tracer().start_as_current_span(
+        span = tracing.tracer().start_span(
             request.method or "HTTP",
             context=parent,
             kind=SpanKind.SERVER,
             attributes={ATTR_HTTP_METHOD: request.method or ""},
-            # An exception's text may hold anything: the edges log it, the span does not.
-            record_exception=False,
-        ) as span:
-            adopt_request_id(trace.format_trace_id(span.get_span_context().trace_id))
-            response = self.get_response(request)
-            span.set_attribute(ATTR_HTTP_STATUS, response.status_code)
-            if is_mcp:
-                _finish_mcp(span, response)
-            else:
-                _finish_http(span, request, response)
+        )
+        # An exception's text may hold anything: the edges log it, the span does not.
+        try:
+            with trace.use_span(span, record_exception=False):
+                adopt_request_id(trace.format_trace_id(span.get_span_context().trace_id))
+                response = self.get_response(request)
+                # A request the sampler left out keeps its trace id and nothing else: no answer is read for it.
+                if span.is_recording():
+                    attributes: dict[str, str | int] = {ATTR_HTTP_STATUS: response.status_code}
+                    if is_mcp:
+                        _finish_mcp(span, response, attributes)
+                    else:
+                        _finish_http(span, request, response, attributes)
+                    span.set_attributes(attributes)
+        except BaseException:
+            span.end()
+            raise
+        _end_when_closed(response, span)
         return response
 
 
-def _finish_mcp(span: Span, response: HttpResponse) -> None:
+def _end_when_closed(response: HttpResponse, span: Span) -> None:
+    """End the span when the server closes the answer, so that what runs then is inside it.
+
+    The tool-call limits give their lease back at that moment (`request_finished`,
+    mcp_operator/limits.py): its Redis command is the request's child, not a trace of its own.
+    """
+    close = response.close
+
+    def close_within_span() -> None:
+        with trace.use_span(span, end_on_exit=True, record_exception=False):
+            close()
+
+    response.close = close_within_span  # type: ignore[method-assign]
+
+
+def _finish_mcp(span: Span, response: HttpResponse, attributes: dict[str, str | int]) -> None:
     organization_id = annotation("organization_id")
     if organization_id is not None:
-        span.set_attribute(ATTR_ORGANIZATION_ID, str(organization_id))
-    attributes = getattr(span, "attributes", None) or {}
-    error_type = attributes.get(ATTR_ERROR_TYPE)
+        attributes[ATTR_ORGANIZATION_ID] = str(organization_id)
+    error_type = (getattr(span, "attributes", None) or {}).get(ATTR_ERROR_TYPE)
     if error_type is None and annotation("outcome") not in (None, _TOOL_OK):
         error_type = ERROR_TYPE_TOOL
     if error_type is None and response.status_code >= 400:
         # Refused before a JSON-RPC answer (401, 403): the HTTP status names it.
         error_type = str(response.status_code)
     if error_type is not None:
-        span.set_attribute(ATTR_ERROR_TYPE, error_type)
+        attributes[ATTR_ERROR_TYPE] = error_type
         span.set_status(StatusCode.ERROR)
 
 
-def _finish_http(span: Span, request: HttpRequest, response: HttpResponse) -> None:
+def _finish_http(span: Span, request: HttpRequest, response: HttpResponse, attributes: dict[str, str | int]) -> None:
     match = request.resolver_match
     if match is not None and match.route:
         route = "/" + match.route
         span.update_name(f"{request.method} {route}")
-        span.set_attribute(ATTR_HTTP_ROUTE, route)
+        attributes[ATTR_HTTP_ROUTE] = route
     if response.status_code >= 500:
-        span.set_attribute(ATTR_ERROR_TYPE, str(response.status_code))
+        attributes[ATTR_ERROR_TYPE] = str(response.status_code)
         span.set_status(StatusCode.ERROR)
     success = _OUTCOME_ENDPOINTS.get(request.path)
     if success is None:
@@ -149,24 +171,25 @@ def _finish_http(span: Span, request: HttpRequest, response: HttpResponse) -> No
     outcome, error = _endpoint_outcome(response, success=success)
     event = annotation("oauth_event")
     if isinstance(event, str):
-        span.set_attribute(ATTR_OAUTH_EVENT, event)
+        attributes[ATTR_OAUTH_EVENT] = event
         if event == _EVENT_GRACE_REPLAY and outcome == OUTCOME_ISSUED:
             outcome = OUTCOME_REPLAYED
-    span.set_attribute(ATTR_OUTCOME, outcome)
+    attributes[ATTR_OUTCOME] = outcome
     if error is not None:
-        span.set_attribute(ATTR_ERROR_TYPE, error)
+        attributes[ATTR_ERROR_TYPE] = error
     if request.path == _TOKEN_PATH and request.method == "POST":
-        _note_grant_type(span, request)
+        grant = _grant_type(request)
+        if grant is not None:
+            attributes[ATTR_GRANT_TYPE] = grant
 
 
-def _note_grant_type(span: Span, request: HttpRequest) -> None:
+def _grant_type(request: HttpRequest) -> str | None:
     try:
         grant = request.POST.get("grant_type")
     except (SuspiciousOperation, OSError):
         # A form Django refused to read was answered so already; the span only lacks the grant.
-        return
-    if grant in _GRANT_TYPES:
-        span.set_attribute(ATTR_GRANT_TYPE, grant)
+        return None
+    return grant if grant in _GRANT_TYPES else None
 
 
 def _endpoint_outcome(response: HttpResponse, *, success: str) -> tuple[str, str | None]:

@@ -1,6 +1,8 @@
 """Each MCP request is one SERVER span named and attributed by the MCP conventions (docs/operations.md#traces)."""
 
 import json
+import os
+import unittest
 import uuid
 
 from django.test import TestCase
@@ -158,3 +160,31 @@ class McpSpanTests(TestCase):
                 )
                 self.assertEqual(response.status_code, 200, response.content)
                 self.assertIsNone(self.only_server_span().parent)
+
+    def test_a_trace_the_client_did_not_sample_is_answered_the_same_and_records_nothing(self) -> None:
+        unsampled = CLIENT_TRACEPARENT[:-2] + "00"
+        message = envelope("tools/call", {"name": "list_modules", "arguments": {}}, request_id="call-8")
+        plain = post_mcp(self.client, message, token=self.token)
+        self.spans.clear()
+        meta = {**CLIENT_META, "traceparent": unsampled}
+        message = envelope("tools/call", {"name": "list_modules", "arguments": {}}, request_id="call-8", meta=meta)
+        response = post_mcp(self.client, message, token=self.token)
+
+        self.assertEqual(response.status_code, 200, response.content)
+        self.assertEqual(response.json(), plain.json())
+        self.assertEqual(response["X-Request-Id"], CLIENT_TRACE_ID)
+        self.assertEqual(AuditEvent.objects.filter(request_id=CLIENT_TRACE_ID).count(), 1)
+        self.assertEqual(self.spans.get_finished_spans(), ())
+
+    @unittest.skipUnless(os.environ.get("REDIS_URL"), "the limits hold their lease in Redis only")
+    def test_the_lease_given_back_after_the_answer_is_inside_the_request_span(self) -> None:
+        message = envelope("tools/call", {"name": "list_modules", "arguments": {}})
+        response = post_mcp(self.client, message, token=self.token)
+
+        self.assertEqual(response.status_code, 200, response.content)
+        spans = self.spans.get_finished_spans()
+        server = self.only_server_span()
+        releases = [span for span in spans if span.name == "ZREM"]
+        self.assertEqual(len(releases), 1, [span.name for span in spans])
+        self.assertEqual(parent_ids(releases[0]), (trace_id_of(server), f"{server.context.span_id:016x}"))
+        self.assertEqual([span for span in spans if span.parent is None], [server])
