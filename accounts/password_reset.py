@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from django_tasks import task
 
-from accounts.emails import normalized_email, person_for_email_or_none
+from accounts.emails import email_domain, normalized_email, person_for_email_or_none
 from accounts.models import PasswordResetEmail
 from audit.models import AuditAction
 from audit.services import record_event
@@ -80,13 +80,8 @@ def provider_required_for(email: str) -> bool:
     Read through the app registry: identity providers sit above accounts in the
     layers (docs/development/architecture.md), and this is the one fact read.
     """
-    domain = email.rpartition("@")[2]
-    try:
-        domain = domain.encode("idna").decode("ascii").lower()
-    except UnicodeError:
-        return False
     provider_domain = apps.get_model("identity_providers", "ProviderDomain")
-    return provider_domain.objects.filter(domain=domain, provider__required=True).exists()
+    return provider_domain.objects.filter(domain=email_domain(email), provider__required=True).exists()
 
 
 def reset_recipient_or_none(email: str) -> User | None:

@@ -30,12 +30,13 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from joserfc.jws import extract_compact
 
+from accounts.emails import email_domain
 from identity_providers.accounts import person_for_identity
 from identity_providers.discovery import provider_key_set, provider_metadata
 from identity_providers.errors import ProviderSignInRefused, Refusal
 from identity_providers.id_jag_errors import IdJagRefusal, IdJagRefused
 from identity_providers.models import IdentityProvider
-from identity_providers.sign_in import ID_TOKEN_ALGORITHMS, email_domain
+from identity_providers.sign_in import ID_TOKEN_ALGORITHMS
 from operator_core.errors import TemporarilyUnavailable
 from operator_core.outages import REDIS_OUTAGES
 

@@ -17,9 +17,9 @@ from authlib.integrations.base_client import MismatchingStateError, OAuthError
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.encoding import punycode
 from joserfc.errors import ClaimError, ExpiredTokenError, JoseError
 
+from accounts.emails import email_domain
 from audit.models import AuditAction
 from audit.services import record_event
 from identity_providers.accounts import person_for_identity
@@ -42,15 +42,6 @@ _SAFE_WORD = re.compile(r"[a-z_,]{1,40}")
 class ProviderSignIn:
     person: User
     next_url: str
-
-
-def email_domain(email: str) -> str:
-    """The domain of `email` as ProviderDomain stores it (identity_providers/validation.py): lower-case ASCII."""
-    domain = email.rpartition("@")[2].strip().lower()
-    try:
-        return punycode(domain).lower()
-    except UnicodeError:
-        return domain  # no stored domain is like it
 
 
 def provider_for_email(email: str) -> IdentityProvider | None:

@@ -11,8 +11,7 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from django.utils.encoding import punycode
-
+from accounts.emails import folded_domain
 from operator_core.errors import InvalidArguments
 
 MAX_ISSUER_LENGTH = 255  # IdentityProvider.issuer
@@ -67,7 +66,7 @@ def valid_domain(raw: str) -> str:
     if text.endswith("."):
         raise InvalidArguments("Give the domain without a final dot.", field="domain")
     try:
-        domain = punycode(text.lower()).lower()
+        domain = folded_domain(text)
     except UnicodeError:
         raise InvalidArguments(f"{text!r} is not a valid domain name.", field="domain") from None
     if _is_ip_address(domain):

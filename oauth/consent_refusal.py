@@ -1,7 +1,8 @@
 """The consent page's answer to a client the chosen organization's policy does not admit.
 
 A page, not a redirect to the client: the person learns which policy refused
-the client and whom to ask (docs/managing-connections.md#the-client-policy).
+the client and whom to ask (docs/managing-connections.md#the-client-policy);
+its "Return to" link tells the client, with `access_denied`, when the person follows it.
 The refusal is written to the audit trail as a denied authorization.
 """
 
@@ -19,9 +20,12 @@ REASON_CLIENT_POLICY = "client_policy"
 
 
 def refusal_outside_client_policy(
-    request: HttpRequest, *, client_id: str, organization: Organization
+    request: HttpRequest, *, client_id: str, organization: Organization, return_url: str
 ) -> HttpResponse | None:
-    """HTTP 403 naming the organization's policy when it does not admit `client_id`; None when it does."""
+    """HTTP 403 naming the organization's policy when it does not admit `client_id`; None when it does.
+
+    `return_url` is the client's registered redirect URI with the refusal (`oauth.views._denial_url`).
+    """
     application = Application.objects.filter(client_id=client_id).first()
     if application is None or client_admitted(application, organization_id=organization.pk):
         return None
@@ -34,5 +38,10 @@ def refusal_outside_client_policy(
         client_name=application.name,
         detail={"reason": REASON_CLIENT_POLICY},
     )
-    context = {"application": application, "organization": organization, "policy": policy_summary(organization.pk)}
+    context = {
+        "application": application,
+        "organization": organization,
+        "policy": policy_summary(organization.pk),
+        "return_url": return_url,
+    }
     return render(request, "oauth/client_refused.html", context, status=403)

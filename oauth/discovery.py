@@ -18,8 +18,8 @@ from oauth2_provider.views import (
 
 from oauth.id_jag_grant import ID_JAG_GRANT_PROFILE
 from oauth.models import JWT_BEARER_GRANT_TYPE
+from oauth.registration import REGISTRATION_CLOSED
 from oauth.selectors import lti_key_set
-from oauth.services import REGISTRATION_CLOSED
 from operator_core.conf import operator_settings
 from operator_core.scopes import SCOPE_OPERATOR_READ, SCOPE_OPERATOR_WRITE
 

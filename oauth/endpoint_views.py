@@ -1,7 +1,7 @@
 """The authorization server's JSON endpoints: token (RFC 6749, 7523), registration (RFC 7591), revocation (RFC 7009).
 
 Each is DOT's view with our limits (oauth/limits.py) and, for registration,
-our client rules (`register_client` in oauth/services.py). The pages (sign-in,
+our client rules (`register_client` in oauth/registration.py). The pages (sign-in,
 authorization and consent) are in oauth/views.py.
 """
 
@@ -17,7 +17,7 @@ from oauth2_provider.views import DynamicClientRegistrationView
 from oauth.id_jag_grant import id_jag_token_response
 from oauth.limits import REGISTRATION, REVOCATION, TOKEN, limited, presented_client_id
 from oauth.models import JWT_BEARER_GRANT_TYPE
-from oauth.services import ClientMetadataError, RegistrationClosed, register_client
+from oauth.registration import ClientMetadataError, RegistrationClosed, register_client
 from operator_core.conf import operator_settings
 from operator_core.json_bodies import MalformedJson, parse_json_body
 from operator_core.telemetry import metrics
@@ -97,7 +97,7 @@ class TokenView(dot_views.TokenView):
 
 @method_decorator(limited(REGISTRATION), name="dispatch")
 class RegisterView(DynamicClientRegistrationView):
-    """RFC 7591 registration, open to anyone by default, with our client rules (`register_client` in oauth/services.py).
+    """RFC 7591 registration, open to anyone by default, with our client rules (oauth/registration.py).
 
     No registration access token is issued: docs/authentication.md names no
     client configuration endpoint (RFC 7592), so a client that changes registers again.

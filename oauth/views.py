@@ -47,6 +47,9 @@ NO_ELIGIBLE_ORGANIZATION = (
 )
 
 
+CLIENT_REFUSED = "The organization's client policy does not allow this application. Ask one of its admins to add it."
+
+
 def _with_issuer(uri: str) -> str:
     """Add RFC 9207 `iss` to an authorization (error) response; DOT adds it on success only."""
     parts = urlsplit(uri)
@@ -177,7 +180,8 @@ class AuthorizeView(AuthorizationView):
             return self.form_invalid(form)
         # The hidden fields can be edited: Deny checks the pair as oauthlib does for Allow, or it
         # would redirect to any URI and record a client the page never showed (RFC 6749 §4.1.2.1).
-        if registered_redirect_uri_or_none(client_id, redirect_uri=form.cleaned_data["redirect_uri"]) is None:
+        redirect_uri = registered_redirect_uri_or_none(client_id, redirect_uri=form.cleaned_data["redirect_uri"])
+        if redirect_uri is None:
             return self.error_response(
                 FatalClientError(error=oauthlib_errors.MismatchingRedirectURIError()), application=None
             )
@@ -196,7 +200,10 @@ class AuthorizeView(AuthorizationView):
                     )
                 return error_page(self.request, title="Organization not available", message=error.message, status=403)
             refused = refusal_outside_client_policy(
-                self.request, client_id=form.cleaned_data["client_id"], organization=self.organization
+                self.request,
+                client_id=client_id,
+                organization=self.organization,
+                return_url=_denial_url(redirect_uri, state=form.cleaned_data.get("state"), description=CLIENT_REFUSED),
             )
             if refused is not None:
                 return refused
@@ -288,12 +295,20 @@ def _no_eligible_organization_page(
     stops instead of timing out. The person follows it: no redirect the person did not choose
     (RFC 9700 §4.11.2). `redirect_uri` has been checked against the client's registration.
     """
-    refusal = oauthlib_errors.AccessDeniedError(description=NO_ELIGIBLE_ORGANIZATION, state=state or None)
     context = {
         "application": get_application_model().objects.filter(client_id=client_id).first(),
-        "return_url": _with_issuer(refusal.in_uri(redirect_uri)),
+        "return_url": _denial_url(redirect_uri, state=state, description=NO_ELIGIBLE_ORGANIZATION),
     }
     return render(request, "oauth/forbidden.html", context, status=403)
+
+
+def _denial_url(redirect_uri: str, *, state: str | None, description: str) -> str:
+    """The client's `redirect_uri` with `access_denied`, `description`, `state` and `iss` (RFC 6749 §4.1.2.1).
+
+    Only for a `redirect_uri` checked against the client's registration: a refusal page links to it.
+    """
+    refusal = oauthlib_errors.AccessDeniedError(description=description, state=state or None)
+    return _with_issuer(refusal.in_uri(redirect_uri))
 
 
 def _chosen_organization_or_none(user: Any, organization_id: str | None) -> Any:

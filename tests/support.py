@@ -12,6 +12,7 @@ which turns the matching skips into failures (docs/development/code-style.md#tes
 
 import contextlib
 import json
+import logging
 import os
 import platform
 import shutil
@@ -19,7 +20,7 @@ import subprocess
 import time
 import unittest
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -223,3 +224,21 @@ def without_oauth_rate_limits() -> override_settings:
         "oauth_registrations_per_hour",
     )
     return override_settings(OPERATOR={**settings.OPERATOR, **dict.fromkeys(limits, out_of_reach)})
+
+
+# The HTTP clients' loggers: one INFO line per request otherwise (the MCP SDK's client logs through httpx2).
+HTTP_CLIENT_LOGGERS = ("httpx", "httpx2")
+# DOT's Client ID Metadata Document fetcher: one INFO line per document refused.
+CIMD_LOGGER = "oauth2_provider.cimd"
+
+
+def quiet_loggers(add_cleanup: Callable[..., object], *names: str) -> None:
+    """Raise the loggers `names` to WARNING until `add_cleanup`'s cleanups run (a test's or a class's).
+
+    For loggers that report each request at INFO: the test reads the outcome,
+    and a failure still surfaces as an assertion or a warning.
+    """
+    for name in names:
+        logger = logging.getLogger(name)
+        add_cleanup(logger.setLevel, logger.level)
+        logger.setLevel(logging.WARNING)

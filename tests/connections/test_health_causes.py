@@ -5,7 +5,6 @@ older ones are tested in tests/connections/test_health.py.
 """
 
 import io
-import logging
 from datetime import timedelta
 
 from django.core.cache import cache
@@ -22,6 +21,7 @@ from tests.connections.test_pages import MINE, ConnectionsTestCase, organization
 from tests.factories import make_user
 from tests.oauth.support import AUTHORIZE, REVOKE, pkce_pair
 from tests.oauth.test_cimd import CLIENT_ID, with_fetcher
+from tests.support import CIMD_LOGGER, quiet_loggers
 
 
 class CausesTestCase(ConnectionsTestCase):
@@ -91,10 +91,7 @@ class RefusedMetadataDocumentTests(CausesTestCase):
     def setUp(self) -> None:
         super().setUp()
         cache.clear()
-        # DOT logs each failure at INFO; the page is what these tests read
-        dot_logger = logging.getLogger("oauth2_provider.cimd")
-        self.addCleanup(dot_logger.setLevel, dot_logger.level)
-        dot_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, CIMD_LOGGER)
 
     def authorize_document(self, fetcher: str):
         with self.settings(OAUTH2_PROVIDER=with_fetcher(f"tests.oauth.test_cimd.{fetcher}")):

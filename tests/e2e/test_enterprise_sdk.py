@@ -12,7 +12,6 @@ its `Client` lists the tools, with no browser step and no consent page here.
 
 import asyncio
 import json
-import logging
 
 import httpx
 import httpx2
@@ -31,6 +30,7 @@ from organizations.models import Role
 from tests.e2e.sdk_oauth import EnterpriseSignIn, identity_assertion_provider, live_origin_settings
 from tests.factories import make_membership, make_organization, make_user
 from tests.identity_providers.support import CLIENT_ID, CLIENT_SECRET, LiveProvider, configure_provider, provider_key
+from tests.support import HTTP_CLIENT_LOGGERS, quiet_loggers
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 EXPECTED_TOOLS = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
@@ -45,11 +45,7 @@ class EnterpriseManagedSdkTests(LiveServerTestCase):
         cls.live_provider = LiveProvider(cls)
 
     def setUp(self) -> None:
-        for name in ("httpx", "httpx2"):
-            # one INFO line per request otherwise; failures still surface as assertions
-            http_logger = logging.getLogger(name)
-            self.addCleanup(http_logger.setLevel, http_logger.level)
-            http_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, *HTTP_CLIENT_LOGGERS)
         cache.clear()
         base = self.live_server_url
         self.issuer = f"{base}/api/auth"

@@ -10,7 +10,6 @@ tools and reads the server card. A 2025-11-25 `initialize` is refused with
 
 import asyncio
 import json
-import logging
 
 import httpx
 import httpx2
@@ -26,6 +25,7 @@ from tests.e2e.browser_flow import post_forms_until_redirect
 from tests.e2e.sdk_oauth import live_origin_settings, public_client_provider
 from tests.factories import PASSWORD, make_membership, make_module, make_organization, make_source, make_user, token_for
 from tests.mcp_requests import legacy_initialize
+from tests.support import HTTP_CLIENT_LOGGERS, quiet_loggers
 
 REDIRECT_URI = "http://127.0.0.1:53682/callback"
 EXPECTED_TOOLS = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
@@ -42,11 +42,7 @@ class OperatorSdkTests(LiveServerTestCase):
     host = "127.0.0.1"
 
     def setUp(self) -> None:
-        for name in ("httpx", "httpx2"):
-            # one INFO line per request otherwise; failures still surface as assertions
-            http_logger = logging.getLogger(name)
-            self.addCleanup(http_logger.setLevel, http_logger.level)
-            http_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, *HTTP_CLIENT_LOGGERS)
         base = self.live_server_url
         self.endpoint = f"{base}/api/mcp/operator"
         self.enterContext(live_origin_settings(base))

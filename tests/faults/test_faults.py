@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import re
 import shutil
 import subprocess
@@ -47,6 +46,7 @@ from tests.faults.servers import (
 )
 from tests.live_servers import BASE_DIR, free_port, manage, server_environment, start_gunicorn
 from tests.mcp_requests import CLIENT_META
+from tests.support import HTTP_CLIENT_LOGGERS, quiet_loggers
 
 # Long enough for a call to a server already up to be answered while the dead worker's leases hold.
 LEASE_SECONDS = 12
@@ -82,9 +82,7 @@ class FaultTests(SimpleTestCase):
     def setUpClass(cls) -> None:
         super().setUpClass()
         require_fault_servers()
-        httpx_logger = logging.getLogger("httpx")
-        cls.addClassCleanup(httpx_logger.setLevel, httpx_logger.level)
-        httpx_logger.setLevel(logging.WARNING)
+        quiet_loggers(cls.addClassCleanup, *HTTP_CLIENT_LOGGERS)
         workdir = Path(tempfile.mkdtemp(prefix="operator-faults-"))
         workdir.chmod(0o755)  # the cluster's own user must reach its folder
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)

@@ -9,7 +9,6 @@ the next tool call: the provider proves who the person is, memberships decide th
 """
 
 import asyncio
-import logging
 import os
 import tempfile
 from typing import Any
@@ -29,7 +28,7 @@ from tests.flows.support import live_base_url_settings
 from tests.flows.test_browser_consent import csp_violations
 from tests.identity_providers.support import LiveProvider, configure_provider, provider_key
 from tests.oauth.support import pkce_pair
-from tests.support import CHROMIUM_ARGS, require_chromium, sync_playwright
+from tests.support import CHROMIUM_ARGS, HTTP_CLIENT_LOGGERS, quiet_loggers, require_chromium, sync_playwright
 
 REDIRECT_URI = "http://127.0.0.1:53683/callback"
 EXPECTED_TOOLS = ["list_modules", "get_module", "list_sources", "search_knowledge", "fetch_knowledge"]
@@ -47,10 +46,7 @@ class SingleSignOnEndToEndTests(LiveServerTestCase):
         cls.live_provider = LiveProvider(cls)
 
     def setUp(self) -> None:
-        for name in ("httpx", "httpx2"):
-            http_logger = logging.getLogger(name)
-            self.addCleanup(http_logger.setLevel, http_logger.level)
-            http_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, *HTTP_CLIENT_LOGGERS)
         self.chromium = require_chromium()
         self.enterContext(live_base_url_settings(self.live_server_url))
         self.endpoint = f"{self.live_server_url}/api/mcp/operator"

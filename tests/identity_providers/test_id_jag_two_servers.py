@@ -11,7 +11,6 @@ server that did not see an ID-JAG still refuses it.
 
 from __future__ import annotations
 
-import logging
 import shutil
 import tempfile
 import threading
@@ -25,6 +24,7 @@ from django.test import SimpleTestCase
 
 from tests.identity_providers.support import LiveProvider
 from tests.live_servers import start_two_servers
+from tests.support import HTTP_CLIENT_LOGGERS, quiet_loggers
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 SEED = """
@@ -52,9 +52,7 @@ class IdJagAcrossTwoServersTests(SimpleTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        httpx_logger = logging.getLogger("httpx")
-        cls.addClassCleanup(httpx_logger.setLevel, httpx_logger.level)
-        httpx_logger.setLevel(logging.WARNING)
+        quiet_loggers(cls.addClassCleanup, *HTTP_CLIENT_LOGGERS)
         workdir = Path(tempfile.mkdtemp(prefix="operator-id-jag-servers-"))
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
         cls.provider = LiveProvider(cls)

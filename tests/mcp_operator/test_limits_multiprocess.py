@@ -21,7 +21,6 @@ burst on a fresh key falls into one window wherever the wall clock stands.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -41,6 +40,7 @@ from operator_core.conf import operator_settings
 from operator_core.errors import ErrorCode
 from tests.live_servers import free_port, redis_url_for, start_gunicorn
 from tests.mcp_operator.base import META
+from tests.support import HTTP_CLIENT_LOGGERS, quiet_loggers
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 CALLS_PER_MINUTE = 5
@@ -75,9 +75,7 @@ class LimitsAcrossWorkersTests(SimpleTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        httpx_logger = logging.getLogger("httpx")
-        cls.addClassCleanup(httpx_logger.setLevel, httpx_logger.level)
-        httpx_logger.setLevel(logging.WARNING)  # one INFO line per request otherwise
+        quiet_loggers(cls.addClassCleanup, *HTTP_CLIENT_LOGGERS)
         cls.workdir = Path(tempfile.mkdtemp(prefix="operator-limits-"))
         cls.addClassCleanup(shutil.rmtree, cls.workdir, ignore_errors=True)
         cls.redis_url = redis_url_for(cls, cls.workdir)

@@ -7,11 +7,13 @@ views; nothing of ours is mocked.
 import base64
 import hashlib
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from django.conf import settings
 from django.test import Client, TestCase
 
 from operator_core.conf import operator_settings
@@ -119,3 +121,19 @@ class OAuthTestCase(TestCase):
 def query_of(location: str) -> dict[str, list[str]]:
     """The query parameters of a redirect's `Location`."""
     return parse_qs(urlsplit(location).query)
+
+
+def documented_errors(endpoint: str) -> frozenset[str]:
+    """The `error` codes docs/authentication.md#errors lists for `endpoint` (`token`, `revoke`, ...).
+
+    What a client is promised, read from the page itself, so that a test holds
+    the answers to the public contract rather than to a copy of a list in the code.
+    """
+    page = (settings.BASE_DIR / "docs" / "authentication.md").read_text(encoding="utf-8")
+    table = page.split("\n## Errors\n", 1)[1].split("\n## ", 1)[0]
+    codes: set[str] = set()
+    for row in table.splitlines():
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        if len(cells) == 3 and endpoint in (where.strip() for where in cells[0].split(",")):
+            codes.update(re.findall(r"`([a-z_]+)`", cells[1]))
+    return frozenset(codes)

@@ -7,7 +7,6 @@ the SSRF test runs DOT's real SafeMetadataFetcher.
 """
 
 import json
-import logging
 
 from django.conf import settings
 from django.core.cache import cache
@@ -18,6 +17,7 @@ from oauth.models import Application
 from organizations.models import Role
 from tests.factories import make_membership
 from tests.oauth.support import AUTHORIZE, REDIRECT_URI, OAuthTestCase, pkce_pair
+from tests.support import CIMD_LOGGER, quiet_loggers
 
 CLIENT_ID = "https://agent.example/oauth/client.json"
 
@@ -120,10 +120,7 @@ class MetadataDocumentFailureTests(OAuthTestCase):
     def setUp(self) -> None:
         super().setUp()
         cache.clear()
-        # DOT logs each failure at INFO; the page is what these tests read
-        dot_logger = logging.getLogger("oauth2_provider.cimd")
-        self.addCleanup(dot_logger.setLevel, dot_logger.level)
-        dot_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, CIMD_LOGGER)
         self.sign_in(make_membership(role=Role.MEMBER).user)
 
     def authorize(self, client_id: str = CLIENT_ID, *, fetcher: str | None = None):
@@ -183,9 +180,7 @@ class RefusedBeforeSignInTests(OAuthTestCase):
     def setUp(self) -> None:
         super().setUp()
         cache.clear()
-        dot_logger = logging.getLogger("oauth2_provider.cimd")
-        self.addCleanup(dot_logger.setLevel, dot_logger.level)
-        dot_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, CIMD_LOGGER)
 
     def authorize(self, client_id: str = CLIENT_ID, *, fetcher: str | None = None, **extra: str):
         overrides = with_fetcher(f"tests.oauth.test_cimd.{fetcher}") if fetcher else settings.OAUTH2_PROVIDER

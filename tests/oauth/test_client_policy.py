@@ -3,15 +3,19 @@
 docs/managing-connections.md#the-client-policy says what a person and an admin see.
 """
 
+import html
+import re
+
 from django.core.cache import cache
 
 from audit.models import AuditAction, AuditEvent
 from oauth.client_policy import client_admitted, normalise_metadata_hosts, set_client_policy
 from oauth.models import Application
+from operator_core.conf import operator_settings
 from operator_core.errors import InvalidArguments
 from organizations.models import Role
 from tests.factories import make_membership
-from tests.oauth.support import OAuthTestCase
+from tests.oauth.support import AUTHORIZE, REDIRECT_URI, OAuthTestCase, pkce_pair, query_of
 from tests.oauth.test_cimd import CLIENT_ID as CIMD_CLIENT_ID
 from tests.oauth.test_cimd import with_fetcher
 
@@ -56,6 +60,34 @@ class ConsentTests(ClientPolicyTestCase):
         self.assertFalse(response.has_header("Location"))
         refusal = AuditEvent.objects.get(action=AuditAction.AUTHORIZATION)
         self.assertEqual((refusal.outcome, refusal.detail), ("access_denied", {"reason": "client_policy"}))
+
+    def test_the_refusal_page_links_back_to_the_client_with_access_denied(self) -> None:
+        client_id = self.register(client_name="Claude")["client_id"]
+        self.restrict()
+
+        response, _ = self.consent(client_id)
+
+        link = re.search(r'<a href="([^"]+)" id="return-to-application">', response.content.decode())
+        location = html.unescape(link.group(1))
+        self.assertTrue(location.startswith(REDIRECT_URI + "?"), location)
+        query = query_of(location)
+        self.assertEqual(query["error"], ["access_denied"])
+        self.assertIn("client policy", query["error_description"][0])
+        self.assertEqual(query["state"], ["state-123"])
+        self.assertEqual(query["iss"], [operator_settings().issuer])
+
+    def test_a_refusal_for_an_unregistered_redirect_uri_links_nowhere(self) -> None:
+        client_id = self.register()["client_id"]
+        self.restrict()
+        page = self.browser.get(AUTHORIZE, self.authorize_params(client_id, pkce_pair()[1]))
+        form = {key: value for key, value in page.context["form"].initial.items() if value is not None}
+        form.update(organization=str(self.organization.pk), allow="true", redirect_uri="https://attacker.test/cb")
+
+        response = self.browser.post(AUTHORIZE, form)
+
+        self.assertNotContains(response, 'href="https://attacker.test', status_code=response.status_code)
+        self.assertNotContains(response, "return-to-application", status_code=response.status_code)
+        self.assertFalse(response.has_header("Location"))
 
     def test_the_dynamic_class_switched_on_admits_a_dynamically_registered_client(self) -> None:
         client_id = self.register()["client_id"]

@@ -63,7 +63,7 @@ PINNED: list[tuple[Callable[..., Any], str, str]] = [
     (
         dynamic_client_registration._build_application_kwargs,
         "97b3f3a2441a78a97ec393c0d34447b0a98996f7e81bf2b9f5c88ef60020dbc8",
-        "register_client (oauth/services.py) still gets (kwargs, error response) with the same "
+        "register_client (oauth/registration.py) still gets (kwargs, error response) with the same "
         "Application fields and RFC 7591 errors.",
     ),
     (

@@ -8,7 +8,6 @@ authorization request naming it compared against all of them.
 """
 
 import json
-import logging
 from typing import Any
 
 from django.core.cache import cache
@@ -20,7 +19,7 @@ from organizations.models import Role
 from tests.factories import make_membership
 from tests.oauth.support import AUTHORIZE, OAuthTestCase, pkce_pair
 from tests.oauth.test_cimd import CLIENT_ID, LocalDocumentFetcher, ServedResponse, served, with_fetcher
-from tests.support import without_oauth_rate_limits
+from tests.support import CIMD_LOGGER, quiet_loggers, without_oauth_rate_limits
 
 REGISTER = "/api/auth/oauth2/register"
 
@@ -122,10 +121,7 @@ OverBoundDocumentFetcher = served(
 class MetadataDocumentBoundTests(OAuthTestCase):
     def test_a_document_with_eleven_redirect_uris_is_refused_before_sign_in(self) -> None:
         cache.clear()
-        # DOT logs each failure at INFO; the page is what this test reads
-        dot_logger = logging.getLogger("oauth2_provider.cimd")
-        self.addCleanup(dot_logger.setLevel, dot_logger.level)
-        dot_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, CIMD_LOGGER)
         self.sign_in(make_membership(role=Role.MEMBER).user)
         overrides = with_fetcher("tests.oauth.test_registration_bounds.OverBoundDocumentFetcher")
 

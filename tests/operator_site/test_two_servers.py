@@ -10,7 +10,6 @@ B refreshes it, and the tool-call limit counts calls on both together
 
 from __future__ import annotations
 
-import logging
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from operator_core.errors import ErrorCode
 from tests.flows.live_oauth import LiveOAuthClient, Person
 from tests.live_servers import start_two_servers
 from tests.mcp_requests import envelope, routing_headers
+from tests.support import HTTP_CLIENT_LOGGERS, quiet_loggers
 
 CALLS_PER_MINUTE = 4
 PASSWORD = "two-servers-password"
@@ -47,9 +47,7 @@ class TwoServersTests(SimpleTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        httpx_logger = logging.getLogger("httpx")
-        cls.addClassCleanup(httpx_logger.setLevel, httpx_logger.level)
-        httpx_logger.setLevel(logging.WARNING)
+        quiet_loggers(cls.addClassCleanup, *HTTP_CLIENT_LOGGERS)
         workdir = Path(tempfile.mkdtemp(prefix="operator-two-servers-"))
         cls.addClassCleanup(shutil.rmtree, workdir, ignore_errors=True)
         cls.urls, seeded = start_two_servers(

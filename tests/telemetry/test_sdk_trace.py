@@ -6,7 +6,6 @@ span a child of the SDK's client span, in the agent's trace.
 """
 
 import asyncio
-import logging
 
 import httpx2
 from django.conf import settings
@@ -20,6 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from operator_core.telemetry import tracing
 from tests.factories import make_membership, token_for
+from tests.support import HTTP_CLIENT_LOGGERS, quiet_loggers
 from tests.telemetry.support import parent_ids, server_spans, trace_id_of
 
 
@@ -49,11 +49,7 @@ class SdkTraceTests(LiveServerTestCase):
         super().setUpClass()
 
     def setUp(self) -> None:
-        for name in ("httpx", "httpx2"):
-            # one INFO line per request otherwise
-            http_logger = logging.getLogger(name)
-            self.addCleanup(http_logger.setLevel, http_logger.level)
-            http_logger.setLevel(logging.WARNING)
+        quiet_loggers(self.addCleanup, *HTTP_CLIENT_LOGGERS)
         base = self.live_server_url
         self.endpoint = f"{base}/api/mcp/operator"
         operator = {**settings.OPERATOR, "base_url": base, "issuer": f"{base}/api/auth"}
