@@ -84,7 +84,9 @@ class OutageTestCase(TestCase):
 class DatabaseOutageTests(OutageTestCase, OperatorEndpointTestCase):
     def test_operator_authentication_meeting_a_database_outage_is_a_jsonrpc_503(self) -> None:
         token = token_for(make_membership(role=Role.MEMBER))
-        message = envelope("tools/call", {"name": "list_modules", "arguments": {}}, request_id=7)
+        # A tool call reads the access with its first read (the next test's case); any other
+        # request reads it alone, before its answer.
+        message = envelope("tools/list", {}, request_id=7)
 
         with mock.patch("mcp_operator.auth.operator_access_or_none", side_effect=RESTARTING):
             response = post_mcp(self.client, message, token=token)
@@ -102,6 +104,15 @@ class DatabaseOutageTests(OutageTestCase, OperatorEndpointTestCase):
         self.assertEqual(result.error_code, ErrorCode.TEMPORARILY_UNAVAILABLE)
         self.assertEqual(result.error["retryAfterSeconds"], OUTAGE_RETRY_AFTER_SECONDS)
         self.assertTrue(result.result["isError"])
+
+    def test_a_tool_calls_access_read_meeting_a_database_outage_answers_temporarily_unavailable(self) -> None:
+        member = make_membership(role=Role.MEMBER)
+
+        with mock.patch("mcp_operator.auth.operator_access_statement", side_effect=RESTARTING):
+            result = self.call_tool(member, "list_modules")
+
+        self.assertEqual(result.error_code, ErrorCode.TEMPORARILY_UNAVAILABLE)
+        self.assertEqual(result.error["retryAfterSeconds"], OUTAGE_RETRY_AFTER_SECONDS)
 
     def test_a_headless_registration_meeting_a_database_outage_is_a_json_503(self) -> None:
         user = make_membership().user
