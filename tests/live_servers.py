@@ -141,6 +141,13 @@ def start_process_on(
     return process
 
 
+def start_shipped_gunicorn(test_class: Any, *, environment: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    """gunicorn as deployed: the shipped gunicorn.conf.py, configured by `environment`'s GUNICORN_* variables."""
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    command = [gunicorn, "-c", "gunicorn.conf.py", "operator_site.wsgi"]
+    return start_process_on(test_class, command, port=port, environment=environment, log=log)
+
+
 def start_gunicorn(
     test_class: Any, *, environment: dict[str, str], port: int, log: Path, workers: int = 2, threads: int = 1
 ) -> subprocess.Popen:

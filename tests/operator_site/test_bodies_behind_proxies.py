@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from tests.live_servers import BASE_DIR, free_port, manage, server_environment, start_process_on
+from tests.live_servers import BASE_DIR, free_port, manage, server_environment, start_process_on, start_shipped_gunicorn
 from tests.operator_site.caddy import shipped_caddy
 from tests.support import require
 
@@ -109,13 +108,7 @@ class BodiesBehindProxiesTests(SimpleTestCase):
             GUNICORN_LOG_LEVEL="warning",
         )
         manage("migrate", "--noinput", environment=app_environment)
-        start_process_on(
-            cls,
-            [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py", "operator_site.wsgi"],
-            port=app_port,
-            environment=app_environment,
-            log=workdir / "gunicorn.log",
-        )
+        start_shipped_gunicorn(cls, environment=app_environment, port=app_port, log=workdir / "gunicorn.log")
         haproxy_environment = {
             "PATH": os.environ.get("PATH", ""),
             "OPERATOR_PROXY_BIND": f"127.0.0.1:{cls.haproxy_port}",

@@ -11,15 +11,13 @@ is not, and plain HTTP requests from loopback.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import httpx
 from django.test import SimpleTestCase
 
-from tests.live_servers import BASE_DIR, free_port, manage, server_environment, stop, wait_for_port
+from tests.live_servers import free_port, manage, server_environment, start_shipped_gunicorn
 
 REGISTRATIONS_PER_HOUR = 3
 PROXY_ADDRESS = "192.0.2.10"  # TEST-NET-1 (RFC 5737): never the test's own address
@@ -45,16 +43,7 @@ class DirectClientTests(SimpleTestCase):
             GUNICORN_BIND=f"127.0.0.1:{port}",
         )
         manage("migrate", "--noinput", environment=environment)
-        log = workdir / "gunicorn.log"
-        process = subprocess.Popen(
-            [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py", "operator_site.wsgi"],
-            cwd=BASE_DIR,
-            env=environment,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        cls.addClassCleanup(stop, process)
-        wait_for_port(port, process, log)
+        start_shipped_gunicorn(cls, environment=environment, port=port, log=workdir / "gunicorn.log")
 
     def test_a_direct_client_sending_x_forwarded_for_is_counted_under_its_real_address(self) -> None:
         statuses = []

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import shutil
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from tests.live_servers import free_port, server_environment, start_process_on
+from tests.live_servers import free_port, server_environment, start_shipped_gunicorn
 
 # Well over the default connect timeout (5 s), well under gunicorn's (30 s), which a held worker waits out.
 ANSWER_SECONDS = 20.0
@@ -49,13 +48,7 @@ class SilentDatabaseHealthTests(SimpleTestCase):
             GUNICORN_TIMEOUT="30",
             GUNICORN_LOG_LEVEL="warning",
         )
-        start_process_on(
-            cls,
-            [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py", "operator_site.wsgi"],
-            port=cls.port,
-            environment=environment,
-            log=workdir / "gunicorn.log",
-        )
+        start_shipped_gunicorn(cls, environment=environment, port=cls.port, log=workdir / "gunicorn.log")
         # The worker's first request loads what Django loads lazily; liveness reads no database.
         httpx.get(f"http://127.0.0.1:{cls.port}/healthz", timeout=60).raise_for_status()
 

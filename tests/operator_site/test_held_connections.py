@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import httpx
 from django.test import SimpleTestCase
 
-from tests.live_servers import free_port, manage, server_environment, start_process_on
+from tests.live_servers import free_port, manage, server_environment, start_shipped_gunicorn
 
 HELD = 5
 # Five held connections cost at least 10 seconds when each holds the worker 2; healthy, they take milliseconds.
@@ -65,13 +64,7 @@ class HeldConnectionTests(SimpleTestCase):
             GUNICORN_LOG_LEVEL="warning",
         )
         manage("migrate", "--noinput", environment=environment)
-        start_process_on(
-            cls,
-            [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py", "operator_site.wsgi"],
-            port=cls.port,
-            environment=environment,
-            log=workdir / "gunicorn.log",
-        )
+        start_shipped_gunicorn(cls, environment=environment, port=cls.port, log=workdir / "gunicorn.log")
         # The worker's first request loads what Django loads lazily; no test should pay for it.
         httpx.get(f"http://127.0.0.1:{cls.port}/healthz", timeout=60).raise_for_status()
 
