@@ -16,6 +16,7 @@ PostgreSQL about 0.4 ms per snippet
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from knowledge.search.schema import WORD
@@ -31,6 +32,8 @@ _LEAD_WORDS = 2
 _ENDING = 4
 # A query word this long or longer loses its last letter to its stem ("polic" for "policy").
 _TRIMMED_FROM = 5
+# A word as `str.split()` cuts them: a run between white space.
+_WORD_RUN = re.compile(r"\S+")
 
 
 def query_pattern(query: str, stop_words: frozenset[str]) -> re.Pattern[str] | None:
@@ -50,11 +53,12 @@ def query_pattern(query: str, stop_words: frozenset[str]) -> re.Pattern[str] | N
 def snippet(text: str, pattern: re.Pattern[str] | None) -> str:
     """The snippet of `text` for the query's `pattern` (`query_pattern`), on one line."""
     words = text.split()
-    # word index -> the stem it matched; one scan of the text, each match then placed among the words
+    # Where each word starts, so that a match is placed among the words by a search, not a re-split of the text.
+    starts = [word.start() for word in _WORD_RUN.finditer(text)]
+    # word index -> the stem it matched; one scan of the text
     matched: dict[int, str] = {}
     for place, found in _matches(text, pattern):
-        index = len(text[:place].split()) - (1 if place and not text[place - 1].isspace() else 0)
-        matched.setdefault(index, _stem(found))
+        matched.setdefault(bisect.bisect_right(starts, place) - 1, _stem(found))
     first = _best_start(len(words), matched)
     end = min(len(words), first + SNIPPET_WORDS)
     window = [
