@@ -169,15 +169,16 @@ def _insert_statement(vendor: str, *, asynchronous: bool) -> tuple[str, tuple[Fi
     quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
     columns = ", ".join(quote(cast(str, field.column)) for field in fields)  # set on every concrete field
     placeholders = ", ".join(["%s"] * len(fields))
-    # Identifiers from the model, quoted by the backend; values are parameters.
-    table = quote(meta.db_table)
+    # Identifiers from the model, quoted by the backend; values are parameters. INSERT ... SELECT
+    # (which types each parameter by its column) with no WHERE of its own, so that a tool call's
+    # record can be conditioned on its read (operator_core.sql.Rider).
+    insert = f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT {placeholders}"
     if asynchronous:
         # set_config(..., true) holds until the statement's own transaction ends, so that
         # transaction's commit does not wait for the WAL flush (what SET LOCAL would do, in
-        # one statement). INSERT ... SELECT types each parameter by its column.
-        durability = "(SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit"
-        return f"INSERT INTO {table} ({columns}) SELECT {placeholders} FROM {durability}", fields  # noqa: S608
-    return f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", fields  # noqa: S608
+        # one statement).
+        return f"{insert} FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit", fields
+    return insert, fields
 
 
 # Headless claims for an email with no active account name no person: they are operational

@@ -8,7 +8,7 @@ this module. Only processed sources are ever returned.
 
 import uuid
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from django.db.models import Field
 
@@ -18,6 +18,7 @@ from operator_core.errors import NotFound
 from operator_core.ids import uuid_or_none
 from operator_core.sql import (
     INTEGER_MAX,
+    SucceedsIf,
     contains_condition,
     contains_param,
     datetime_param,
@@ -119,49 +120,53 @@ def modules_for_organization(
 
 def module_in_organization(organization: Organization, *, module_id: str | uuid.UUID) -> dict[str, Any]:
     """One module (`MODULE_DETAIL_FIELDS`) with its sections (position, title, body; by position)
-    and processed sources (id, title; by title, then id), in two queries.
+    and processed sources (id, title; by title, then id), in one query.
 
     Raises NotFound("Module not found.") for a malformed, missing or foreign id.
     """
     parsed = uuid_or_none(module_id)
     rows = []
     if parsed is not None:
+        key = uuid_param(parsed)
+        # The module stands on one row per part, a section (kind 1) or a source (kind 2), or on one
+        # row with no part; a module of another organization, on none.
         rows = fetch(
             """
-            SELECT m.id, m.title, m.summary, m.status, m.created_at, m.updated_at, sec.position, sec.title, sec.body
+            SELECT m.id, m.title, m.summary, m.status, m.created_at, m.updated_at,
+                   part.kind, part.position, part.id AS part_id, part.title AS part_title, part.body
             FROM organizations_module m
-            LEFT JOIN organizations_modulesection sec ON sec.module_id = m.id
+            LEFT JOIN (
+                SELECT 1 AS kind, sec.position, NULL AS id, sec.title, sec.body
+                FROM organizations_modulesection sec
+                WHERE sec.module_id = %s
+                UNION ALL
+                SELECT 2, NULL, src.id, src.title, NULL
+                FROM organizations_module_sources link
+                JOIN organizations_source src ON src.id = link.source_id
+                WHERE link.module_id = %s AND src.status = %s
+            ) part ON 1 = 1
             WHERE m.organization_id = %s AND m.id = %s
-            ORDER BY sec.position
+            ORDER BY part.kind, part.position, part.title, part.id
             """,
-            [uuid_param(organization.pk), uuid_param(parsed)],
+            [key, key, SourceStatus.PROCESSED, uuid_param(organization.pk), key],
+            # The call's one read: get_module answers exactly when it found the module, and its
+            # audit record may go with it (operator_core/sql.py).
+            settles_call=SucceedsIf("reading.id IS NOT NULL"),
         )
     if not rows:
         raise NotFound("Module not found.")
-    # The module stands on every section's row: its columns are converted from the first only.
+    # The module's columns are converted from its first row only.
     convert = row_converter(
         [_field(Module, "id"), None, None, None, _field(Module, "created_at"), _field(Module, "updated_at")]
     )
-    sections = [
-        {"position": position, "title": title, "body": body}
-        for *_, position, title, body in rows
-        if position is not None
-    ]
-    module = dict(zip(MODULE_DETAIL_FIELDS, [*convert(rows[0][:6]), sections, []], strict=True))
-    sources = fetch(
-        """
-        SELECT src.id, src.title
-        FROM organizations_module_sources link
-        JOIN organizations_source src ON src.id = link.source_id
-        WHERE link.module_id = %s AND src.status = %s
-        ORDER BY src.title, src.id
-        """,
-        [uuid_param(cast(uuid.UUID, parsed)), SourceStatus.PROCESSED],  # rows were found: the id parsed
-        settles_call=True,  # the module was found: get_module answers, with its record (operator_core/sql.py)
-        fields=[_field(Source, "id"), None],
-    )
-    module["sources"] = [{"id": source_id, "title": title} for source_id, title in sources]
-    return module
+    source_id = row_converter([_field(Source, "id")])
+    sections, sources = [], []
+    for *_, kind, position, part_id, title, body in rows:
+        if kind == 1:
+            sections.append({"position": position, "title": title, "body": body})
+        elif kind == 2:
+            sources.append({"id": source_id([part_id])[0], "title": title})
+    return dict(zip(MODULE_DETAIL_FIELDS, [*convert(rows[0][:6]), sections, sources], strict=True))
 
 
 def processed_sources_for_organization(
@@ -215,6 +220,7 @@ def processed_source_in_organization(
     rows = []
     if parsed is not None:
         key = uuid_param(parsed)
+        first = min(max(0, start), INTEGER_MAX)
         rows = fetch(
             """
             SELECT s.id, s.title, s.kind, s.origin, s.processed_at,
@@ -230,15 +236,11 @@ def processed_source_in_organization(
             WHERE s.organization_id = %s AND s.id = %s AND s.status = %s
             ORDER BY c."index"
             """,
-            [
-                key,
-                key,
-                min(max(0, start), INTEGER_MAX),
-                max(0, limit),
-                uuid_param(organization.pk),
-                key,
-                SourceStatus.PROCESSED,
-            ],
+            [key, key, first, max(0, limit), uuid_param(organization.pk), key, SourceStatus.PROCESSED],
+            # The call's one read: fetch_knowledge answers when the source is found and `start` is
+            # its first chunk or before its last (mcp_operator/tools/fetch_knowledge.py), and its
+            # audit record may go with it (operator_core/sql.py).
+            settles_call=SucceedsIf("%s = 0 OR %s < reading.chunk_count", (first, first)),
         )
     if not rows:
         raise NotFound("Source not found.")

@@ -2,13 +2,13 @@
 
 `operator_call_record` is the `record_with_read` of the endpoint's
 `ToolRegistry`: the call's record, as `ok`, sent with the read that settles
-the call (after which it cannot fail), so that on PostgreSQL the read and the
-record are one statement and one round trip
+the call and written only if the call succeeds, so that on PostgreSQL the
+read and the record are one statement and one round trip
 (docs/development/performance.md#a-tool-call-in-one-statement).
 `record_operator_call` is its `on_call` observer: after each call (answered,
-refused or failed) it appends the record that did not go with a read: every
-call on SQLite, a call refused or failed before its settling read, and
-`fetch_knowledge`, whose outcome depends on what its one read finds. Each record names the
+refused or failed) it appends the record that was not written with a read:
+every call on SQLite, and a call refused or failed before or by its settling
+read (`not_found`, a `startChunk` past the end). Each record names the
 person, the token's organization and client, the tool, the outcome and the
 duration; everything it needs is on the principal the authenticator built.
 """
@@ -52,7 +52,7 @@ def record_operator_call(report: ToolCallReport) -> None:
     principal = _operator_principal(report.principal)
     if report.recorded_with_read:
         if report.outcome != OUTCOME_OK:
-            # Only a bug fails a call after its settling read (the registry logged it); events are
+            # Only a bug fails a call whose read wrote its record (the registry logged it); events are
             # append-only, so the record stays `ok` and this line ties the two together.
             logger.error("tool call %s recorded ok with its read, then answered %s", report.tool, report.outcome)
         return

@@ -12,21 +12,22 @@ values are always bound. Why: docs/development/performance.md#the-tool-calls-rea
 
 `sent_with_settling_read` lets a data-modifying statement (a tool call's
 audit record) ride on the read that settles the call: on PostgreSQL it becomes
-a CTE of that read, so both take one round trip and commit together; elsewhere
-it is not sent, and its owner runs it on its own
-(docs/development/performance.md#a-tool-call-in-one-statement).
+a CTE of that read, written only when the call succeeds, so both take one round
+trip and commit together; elsewhere it is not sent, and its owner runs it on
+its own (docs/development/performance.md#a-tool-call-in-one-statement).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -67,12 +68,28 @@ def contains_param(text: str) -> str:
 class Rider:
     """A statement that returns no rows, to be sent with a settling read (`sent_with_settling_read`).
 
-    `statement` builds it when it is sent: SQL with `%s` placeholders, and its
-    parameters adapted for `db`. `sent` tells its owner whether it went.
+    `statement` builds it when it is sent: an `INSERT ... SELECT` with `%s`
+    placeholders and no WHERE clause of its own (the read adds one: the call
+    succeeded), and its parameters adapted for `db`. `written` tells its owner
+    whether it went and wrote its row.
     """
 
     statement: Callable[[BaseDatabaseWrapper], tuple[str, list[object]]]
-    sent: bool = False
+    written: bool = False
+
+
+@dataclass(frozen=True)
+class SucceedsIf:
+    """How a settling read that the call may still fail after tells success: `fetch(..., settles_call=SucceedsIf(...))`.
+
+    The call succeeds exactly when some row of the read meets `condition`: SQL
+    over the read's columns, named `reading.<column>`, with `%s` placeholders
+    bound to `params`. It must say what the code that answers the call decides
+    from the same rows.
+    """
+
+    condition: str
+    params: tuple[object, ...] = ()
 
 
 @dataclass
@@ -99,11 +116,12 @@ _guard: ContextVar[Guard | None] = ContextVar("operator_core.sql.guard", default
 
 @contextlib.contextmanager
 def sent_with_settling_read(rider: Rider | None) -> Iterator[None]:
-    """On PostgreSQL, send `rider` as a CTE of the block's first `fetch(..., settles_call=True)`, if any.
+    """On PostgreSQL, send `rider` as a CTE of the block's first read that settles the call (`fetch`), if any.
 
     PostgreSQL runs a data-modifying CTE exactly once, whether the read uses it
-    or not, in the read's own transaction. SQLite has no data-modifying CTE: the
-    rider is never sent there, and `rider.sent` stays False.
+    or not, in the read's own transaction; the rider writes its row when the
+    call succeeds (and its guard, if any, grants). SQLite has no data-modifying
+    CTE: the rider is never sent there, and `rider.written` stays False.
     """
     token = _rider.set(rider)
     try:
@@ -133,13 +151,15 @@ def fetch(
     params: Sequence[object] | Mapping[str, object],
     *,
     fields: Sequence[Field | None] | None = None,
-    settles_call: bool = False,
+    settles_call: bool | SucceedsIf = False,
 ) -> list[tuple]:
     """Run one SELECT and return its rows; with `fields`, column i converted as the ORM converts `fields[i]`.
 
     `params` bind `%s` placeholders in order, or `%(name)s` placeholders by name.
-    `settles_call`: whatever rows this read returns, the tool call it serves
-    succeeds (no error can follow it), so the call's record may go with it.
+    `settles_call`: this read settles the tool call it serves (its last), so
+    the call's record may go with it. True: the call succeeds whatever rows it
+    returns (no error can follow it); `SucceedsIf`: it succeeds exactly when
+    a row meets that condition, and the record is written only then.
     """
     # The wrapper is looked up once: each `connection.x` is a thread-local lookup of its own.
     db = connections[DEFAULT_DB_ALIAS]
@@ -150,7 +170,7 @@ def fetch(
             guard = None
         else:
             guard.settled = True
-    rider = _rider.get() if settles_call and db.vendor == "postgresql" else None
+    rider = _rider.get() if settles_call is not False and db.vendor == "postgresql" else None
     if guard is not None and db.vendor != "postgresql":
         guard_sql, guard_params = guard.statement()
         with _cursor(db) as cursor:
@@ -158,19 +178,24 @@ def fetch(
             guard.settle(cursor.fetchone())
         guard = None
     if rider is not None or guard is not None:
-        sql, params = _with_guard_and_rider(db, guard, rider, sql, params)
+        success = settles_call if isinstance(settles_call, SucceedsIf) else None
+        sql, params = _with_guard_and_rider(db, guard, rider, success, sql, params)
     with _cursor(db) as cursor:
         # django-stubs admits a fixed list of Python types; ours are already adapted by the backend.
         cursor.execute(sql, params)  # type: ignore[arg-type]
         rows = cursor.fetchall()
-    if guard is not None:
-        # Each row: the guard's columns, the read's, the read's position (None: no row read).
-        width = len(guard.columns)
-        guard.settle(rows[0][:width] if rows else None)
+    if rider is not None or guard is not None:
+        # Each row: the guard's columns, whether the rider wrote its row, the read's columns,
+        # the read's position (None: no row read).
+        width = len(guard.columns) if guard is not None else 0
+        first = rows[0] if rows else None
+        if rider is not None:
+            rider.written = bool(first and first[width])
+            _rider.set(None)
+            width += 1
+        if guard is not None:
+            guard.settle(first[: len(guard.columns)] if first else None)
         rows = [row[width:-1] for row in rows if row[-1] is not None]
-    if rider is not None:
-        rider.sent = True
-        _rider.set(None)
     if fields is None or not rows:
         return rows
     convert = _converter(db, tuple(fields))
@@ -188,49 +213,70 @@ def _with_guard_and_rider(
     db: BaseDatabaseWrapper,
     guard: Guard | None,
     rider: Rider | None,
+    success: SucceedsIf | None,
     sql: str,
     params: Sequence[object] | Mapping[str, object],
 ) -> tuple[str, Sequence[object] | Mapping[str, object]]:
-    """The read `sql` with the guard and the rider as its CTEs (PostgreSQL), and the parameters of all.
+    """The read `sql` as the CTE `reading` of one statement with the guard and the rider (PostgreSQL),
+    and the parameters of all:
 
-    With a guard, the read becomes a subquery joined to the guard's one row only
-    when it grants: every row starts with the guard's columns and ends with the
-    read's position, and a refused or empty read is one row with no position.
-    The rider is then written only when the guard grants.
+        WITH guard(<columns>) AS (<the guard's SELECT>),                   -- with a guard
+             reading AS (<sql>),
+             settled AS (SELECT <guard grants> AND <call succeeds> AS written),  -- with a rider
+             rider AS (<the rider's INSERT ... SELECT> WHERE (SELECT written FROM settled))
+        SELECT guard.*, settled.written, page.*
+        FROM guard CROSS JOIN settled
+        LEFT JOIN (SELECT reading.*, row_number() OVER () AS read_position FROM reading) AS page ON <guard grants>
+        ORDER BY page.read_position
+
+    Every row starts with the guard's columns and whether the rider wrote its
+    row, and ends with the read's position; a refused or empty read is one row
+    with no position. The rider is written only when the guard grants and, with
+    `success`, a row of the read meets its condition.
     """
-    ctes: list[tuple[str, list[object]]] = []
+    pieces: list[tuple[str, Sequence[object] | Mapping[str, object]]] = []
+    granted, heads, sources = "TRUE", [], []
     if guard is not None:
         guard_sql, guard_params = guard.statement()
-        ctes.append((f"guard({', '.join(guard.columns)}) AS ({guard_sql})", guard_params))
+        pieces.append((f"guard({', '.join(guard.columns)}) AS ({guard_sql})", guard_params))
+        granted = guard.granted
+        heads.append("guard.*")
+        sources.append("guard")
+    pieces.append((f"reading AS ({sql.strip()})", params))
     if rider is not None:
+        # Only the callers' own SQL is interpolated here (S608); values are bound.
+        conditions = [f"EXISTS (SELECT 1 FROM guard WHERE {granted})"] if guard is not None else []  # noqa: S608
+        if success is not None:
+            conditions.append(f"EXISTS (SELECT 1 FROM reading WHERE {success.condition})")  # noqa: S608
+        written = " AND ".join(conditions) or "TRUE"
+        pieces.append((f"settled AS (SELECT {written} AS written)", list(success.params) if success else []))
         rider_sql, rider_params = rider.statement(db)
-        if guard is not None:
-            # INSERT ... SELECT, so that it can be conditioned on the guard's grant.
-            if " VALUES (" in rider_sql:
-                rider_sql = rider_sql.replace(" VALUES (", " SELECT ", 1).rstrip()[:-1]
-            rider_sql += f" WHERE EXISTS (SELECT 1 FROM guard WHERE {guard.granted})"  # noqa: S608 (the guard's own SQL)
-        ctes.append((f"rider AS ({rider_sql})", rider_params))
-    body = sql.lstrip()
-    if guard is not None:
-        body = (
-            "SELECT guard.*, page.* FROM guard LEFT JOIN ("  # noqa: S608 (the caller's read; values are bound)
-            f"SELECT reading.*, row_number() OVER () AS read_position FROM ({body}) AS reading"
-            f") AS page ON ({guard.granted}) ORDER BY page.read_position"
+        pieces.append((f"rider AS ({rider_sql} WHERE (SELECT written FROM settled))", rider_params))  # noqa: S608
+        heads.append("settled.written")
+        sources.append("settled")
+    body = (
+        f"SELECT {', '.join(heads)}, page.* FROM {' CROSS JOIN '.join(sources)} LEFT JOIN ("  # noqa: S608 (bound values)
+        "SELECT reading.*, row_number() OVER () AS read_position FROM reading"
+        f") AS page ON ({granted}) ORDER BY page.read_position"
+    )
+    if not isinstance(params, Mapping):
+        return f"WITH {', '.join(text for text, _ in pieces)} {body}", [
+            value for _, values in pieces for value in cast(Sequence[object], values)
+        ]
+    # A read bound by name: the other pieces' placeholders are named too, in a name space of their own.
+    bound: dict[str, object] = dict(params)
+    texts, numbers = [], itertools.count()
+    for text, values in pieces:
+        if values is params:
+            texts.append(text)
+            continue
+        fragments = text.split("%s")
+        names = [f"piece_{next(numbers)}" for _ in fragments[1:]]
+        texts.append(
+            fragments[0] + "".join(f"%({name})s{rest}" for name, rest in zip(names, fragments[1:], strict=True))
         )
-    cte_sql = ", ".join(cte for cte, _ in ctes)
-    if isinstance(params, Mapping):
-        # A read bound by name: the CTEs' placeholders are named too, in a name space of their own.
-        named: dict[str, object] = {}
-        pieces = cte_sql.split("%s")
-        names = [f"cte_{index}" for index in range(len(pieces) - 1)]
-        cte_sql = pieces[0] + "".join(f"%({name})s{piece}" for name, piece in zip(names, pieces[1:], strict=True))
-        named.update(zip(names, [value for _, values in ctes for value in values], strict=True))
-        bound: Sequence[object] | Mapping[str, object] = {**params, **named}
-    else:
-        bound = [*(value for _, values in ctes for value in values), *params]
-    if body[:4].upper() == "WITH":
-        return f"WITH {cte_sql}, {body[4:].lstrip()}", bound
-    return f"WITH {cte_sql} {body}", bound
+        bound.update(zip(names, cast(Sequence[object], values), strict=True))
+    return f"WITH {', '.join(texts)} {body}", bound
 
 
 def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:

@@ -187,7 +187,7 @@ class ToolRegistry:
         metrics.note_tool_outcome(name, failed=outcome != OUTCOME_OK)
         if self._on_call is not None:
             duration_ms = round((time.perf_counter() - started) * 1000, 2)
-            recorded = rider is not None and rider.sent
+            recorded = rider is not None and rider.written
             report = ToolCallReport(
                 principal=principal, tool=name, outcome=outcome, duration_ms=duration_ms, recorded_with_read=recorded
             )

@@ -105,7 +105,7 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
         with sent_with_settling_read(rider):
             rows = fetch("SELECT %s + 1 AS answer", [41], settles_call=True)
 
-        self.assertEqual((rows, rider.sent), ([(42,)], True))
+        self.assertEqual((rows, rider.written), ([(42,)], True))
         self.assertEqual(AuditEvent.objects.get().tool, "list_modules")
         with connection.cursor() as cursor:
             cursor.execute("SELECT setting FROM durability_probe")
@@ -137,7 +137,7 @@ class ToolCallOutsideATransactionTests(TransactionTestCase):
             )
             with guarded_by(guard), sent_with_settling_read(rider), contextlib.suppress(PermissionError):
                 self.assertEqual(fetch("SELECT %s + 1 AS answer", [41], settles_call=True), [(42,)])
-            self.assertEqual(rider.sent, granted)
+            self.assertEqual(rider.written, granted)
 
         self.assertEqual(AuditEvent.objects.filter(tool="list_modules").count(), 1)
         with connection.cursor() as cursor:

@@ -81,7 +81,7 @@ class ModuleSelectorTests(TestCase):
             organization=self.organization, title="M", sections=[("First", "1"), ("Second", "2")], sources=[zulu, alpha]
         )
 
-        with self.assertNumQueries(2):
+        with self.assertNumQueries(1):
             module = module_in_organization(self.organization, module_id=str(created.id))
 
         sections = [section["title"] for section in module["sections"]]

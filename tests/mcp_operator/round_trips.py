@@ -73,9 +73,9 @@ def counted_round_trips() -> Iterator[RoundTrips]:
         request_finished.disconnect(mark_answered)
 
 
-def statements(*, reads: int, record_apart: bool = False, access_apart: bool = False) -> int:
-    """A tool call's SQL statements: the tool's reads, the access query unless it rides on the first read,
-    and the audit INSERT unless it rides on the settling read (both as CTEs, on PostgreSQL only:
+def statements(*, reads: int, access_apart: bool = False) -> int:
+    """A successful tool call's SQL statements: the tool's reads, the access query unless it rides on the
+    first read, and the audit INSERT, which rides on the settling read (both as CTEs, on PostgreSQL only:
     operator_core.sql.guarded_by and sent_with_settling_read)."""
     on_postgresql = connection.vendor == "postgresql"
-    return reads + (0 if on_postgresql and not access_apart else 1) + (0 if on_postgresql and not record_apart else 1)
+    return reads + (0 if on_postgresql and not access_apart else 1) + (0 if on_postgresql else 1)

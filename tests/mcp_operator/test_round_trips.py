@@ -3,7 +3,8 @@
 Before the answer: the Redis command that counts the call and takes its lease,
 then the SQL statements: on PostgreSQL the tool's first read carries the
 person's access and, when it settles the call, the audit record, as CTEs
-(one statement for a listing or a search); SQLite sends both apart. After the answer:
+(one statement for every tool: the record is written only if the call succeeds);
+SQLite sends both apart. After the answer:
 giving the lease back. A change that adds a trip fails here.
 """
 
@@ -50,7 +51,7 @@ class ToolCallRoundTripTests(OperatorEndpointTestCase):
     def test_get_module(self) -> None:
         self.assert_round_trips(
             "get_module",
-            sql=statements(reads=2),
+            sql=statements(reads=1),
             redis_before=["EVALSHA"],
             after=["redis ZREM"],
             moduleId=str(self.module.id),
@@ -59,7 +60,7 @@ class ToolCallRoundTripTests(OperatorEndpointTestCase):
     def test_fetch_knowledge(self) -> None:
         self.assert_round_trips(
             "fetch_knowledge",
-            sql=statements(reads=1, record_apart=True),
+            sql=statements(reads=1),
             redis_before=["EVALSHA"],
             after=["redis ZREM"],
             sourceId=str(self.source.id),

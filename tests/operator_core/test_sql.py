@@ -8,7 +8,7 @@ from django.test import TestCase
 from audit.models import AuditEvent
 from audit.services import tool_call_statement
 from knowledge.search.schema import SEARCH_FUNCTION
-from operator_core.sql import Guard, Rider, fetch, guarded_by, sent_with_settling_read
+from operator_core.sql import Guard, Rider, SucceedsIf, fetch, guarded_by, sent_with_settling_read
 from operator_site.settings.storage import PREPARE_THRESHOLD
 from organizations.models import Role
 from tests.factories import make_membership, make_source
@@ -42,7 +42,7 @@ class SettlingReadTests(TestCase):
 
         self.assertEqual(rows, [(42,)])
         on_postgresql = connection.vendor == "postgresql"
-        self.assertEqual((rider.sent, AuditEvent.objects.filter(tool="list_modules").count()), (on_postgresql,) * 2)
+        self.assertEqual((rider.written, AuditEvent.objects.filter(tool="list_modules").count()), (on_postgresql,) * 2)
 
     def test_a_read_that_does_not_settle_the_call_goes_alone(self) -> None:
         rider = audit_rider("get_module")
@@ -50,7 +50,7 @@ class SettlingReadTests(TestCase):
         with sent_with_settling_read(rider):
             fetch("SELECT 1", [])
 
-        self.assertEqual((rider.sent, AuditEvent.objects.count()), (False, 0))
+        self.assertEqual((rider.written, AuditEvent.objects.count()), (False, 0))
 
     @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
     def test_the_record_joins_a_read_of_its_own_ctes_and_named_parameters_once(self) -> None:
@@ -62,6 +62,19 @@ class SettlingReadTests(TestCase):
 
         self.assertEqual((first, second), ([(7,)], [(8,)]))
         self.assertEqual(AuditEvent.objects.filter(tool="search_knowledge").count(), 1)
+
+    @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
+    def test_a_record_conditioned_on_success_is_written_only_when_a_row_meets_the_condition(self) -> None:
+        read = "SELECT n FROM (VALUES (%(a)s::int), (%(b)s::int)) AS numbers(n) ORDER BY n"
+        for wanted, written in ((2, True), (3, False)):
+            with self.subTest(wanted=wanted):
+                rider = audit_rider(f"wanted_{wanted}")
+
+                with sent_with_settling_read(rider), self.assertNumQueries(1):
+                    rows = fetch(read, {"a": 2, "b": 1}, settles_call=SucceedsIf("reading.n = %s", (wanted,)))
+
+                self.assertEqual((rows, rider.written), ([(1,), (2,)], written))
+                self.assertEqual(AuditEvent.objects.filter(tool=f"wanted_{wanted}").count(), int(written))
 
 
 class Refused(Exception):
@@ -112,7 +125,7 @@ class GuardedReadTests(TestCase):
         ):
             fetch("SELECT %s + 1 AS answer", [41], settles_call=True)
 
-        self.assertEqual((rider.sent, AuditEvent.objects.count()), (False, 0))
+        self.assertEqual((rider.written, AuditEvent.objects.count()), (False, 0))
 
     @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
     def test_a_granting_guard_sends_the_record_with_a_read_of_its_own_ctes_and_named_parameters(self) -> None:
@@ -121,8 +134,20 @@ class GuardedReadTests(TestCase):
         with guarded_by(refusing_guard(True, [])), sent_with_settling_read(rider), self.assertNumQueries(1):
             rows = fetch("WITH x AS (SELECT %(v)s::int AS v) SELECT v FROM x", {"v": 7}, settles_call=True)
 
-        self.assertEqual((rows, rider.sent), ([(7,)], True))
+        self.assertEqual((rows, rider.written), ([(7,)], True))
         self.assertEqual(AuditEvent.objects.filter(tool="search_knowledge").count(), 1)
+
+    @unittest.skipUnless(connection.vendor == "postgresql", "a data-modifying CTE is PostgreSQL's")
+    def test_a_granting_guard_writes_a_conditioned_record_only_when_the_read_succeeds(self) -> None:
+        for found, written in (([5], True), ([], False)):
+            with self.subTest(found=found):
+                rider = audit_rider(f"found_{len(found)}")
+
+                with guarded_by(refusing_guard(True, [])), sent_with_settling_read(rider), self.assertNumQueries(1):
+                    rows = fetch("SELECT %s::int AS n WHERE %s", [5, bool(found)], settles_call=SucceedsIf("TRUE"))
+
+                self.assertEqual(([row[0] for row in rows], rider.written), (found, written))
+                self.assertEqual(AuditEvent.objects.filter(tool=f"found_{len(found)}").count(), int(written))
 
 
 class FetchTests(TestCase):
