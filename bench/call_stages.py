@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import functools
-import logging
 import re
 import subprocess
 import sys
@@ -36,7 +35,6 @@ from typing import Any
 import hot_path  # sets Django up, as each bench script does, before the imports of models below
 import psycopg
 import redis.commands.core
-from django.core.handlers.base import BaseHandler
 from django.db import connection
 
 import knowledge.search.query
@@ -54,9 +52,7 @@ void zero(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS; }
 OUTSIDE = "the WSGI handler, the middleware, the request signals, the bench's loop"
 # (where, attribute, stage): what each stage is, as the functions that run it.
 STAGES: tuple[tuple[Any, str, str], ...] = (
-    (BaseHandler, "_get_response", "Django: the URL's view found and called"),
     (McpEndpoint, "handle", "the transport: headers, metrics, spans"),
-    (logging.Logger, "handle", "log records (the request log line)"),
     (McpEndpoint, "_check", "the envelope checks"),
     (McpEndpoint, "_dispatch", "the tool call: admission, arguments, the tool's Python"),
     (redis.commands.core.Script, "__call__", "the limits: EVALSHA (count and lease)"),
