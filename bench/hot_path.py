@@ -6,9 +6,15 @@ call of each other tool, through
 `WSGIHandler` directly, so the figures hold the server's own work and nothing of
 an HTTP client. Prints microseconds per request (wall clock, and this process's
 CPU, which a busy machine disturbs less) and database queries per request; with
-`--profile`, the functions with the most own time. "db cpu us" is the PostgreSQL
-backend's CPU, when it runs on this machine: a server's CPU that compare.sh does
-not count, though it competes for the same cores.
+`--profile`, the functions with the most own time.
+
+The CPU is split into its parts, then summed: "app" is this process's, "pg" the
+PostgreSQL backend's that serves this process's one connection (read from /proc,
+so only when the server runs on this machine), "redis" the Redis server's, read
+from its `INFO cpu` (used_cpu_user + used_cpu_sys). That last one is the WHOLE
+Redis server's CPU, every client's and every database number's: run the bench
+against a Redis that nothing else uses, or the column counts their work too.
+compare.sh counts none of the servers' CPU, though it competes for the same cores.
 
     OPERATOR_BASE_URL=http://testserver .venv/bin/python bench/hot_path.py [--calls 2000] [--profile]
 
@@ -34,6 +40,7 @@ import django
 
 django.setup()
 
+import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.handlers.wsgi import WSGIHandler  # noqa: E402
@@ -94,18 +101,61 @@ def environ_for(method: str, tool: str | None, arguments: dict[str, object] | No
     return environ
 
 
-def database_cpu_seconds() -> float | None:
-    """CPU time of this connection's PostgreSQL backend so far, when it runs on this machine; else None."""
+def backend_pid() -> int | None:
+    """The pid of this connection's PostgreSQL backend; None on another database."""
     if connection.vendor != "postgresql":
         return None
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (pid,) = cursor.fetchone()
+    return int(pid)
+
+
+def backend_cpu_seconds(pid: int | None) -> float | None:
+    """CPU time of PostgreSQL backend `pid` so far, when it runs on this machine; else None.
+
+    The pid is read once per run and checked at its end (`same_backend`): a
+    reconnect starts a new backend, whose CPU starts again from zero, and a
+    figure read across one came out negative.
+    """
+    if pid is None:
+        return None
     try:
         stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
     return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def same_backend(pid: int | None) -> None:
+    """Stop the run when this connection's backend changed since `pid` was read: its CPU would be wrong."""
+    if pid is not None and backend_pid() != pid:
+        raise SystemExit("the PostgreSQL connection was reopened during a measurement; its CPU cannot be read")
+
+
+def redis_client() -> redis.Redis | None:
+    """A client of the Redis server the cache uses (REDIS_URL), or None without one."""
+    url = os.environ.get("REDIS_URL")
+    return redis.Redis.from_url(url) if url else None
+
+
+def redis_cpu_seconds(client: redis.Redis | None) -> float | None:
+    """The whole Redis server's CPU so far (every client's, not this process's alone); None without Redis."""
+    if client is None:
+        return None
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+def per_call(started: float | None, ended: float | None, calls: int) -> float | None:
+    """Microseconds per call between two CPU readings in seconds; None when either is missing."""
+    if started is None or ended is None:
+        return None
+    return (ended - started) / calls * 1e6
+
+
+def cell(value: float | None, width: int) -> str:
+    return f"{value:>{width}.0f}" if value is not None else f"{'-':>{width}}"
 
 
 def seeded_token() -> tuple[Organization, str]:
@@ -125,8 +175,11 @@ def seeded_token() -> tuple[Organization, str]:
 
 def for_measuring() -> override_settings:
     """Settings under which only the server's work is measured: the tool-call limits out of the way."""
-    # One connection for the whole run, never recycled: its backend's CPU is the database's share.
+    # One connection for the whole run, never recycled: its backend's CPU is the database's share. The
+    # connection is open already (the seeding), and its closing time was set then from CONN_MAX_AGE (60 s):
+    # left there, the first request after it reopened the connection mid-run, on a new backend.
     connection.settings_dict["CONN_MAX_AGE"] = None
+    connection.close_at = None
     return override_settings(OPERATOR={**settings.OPERATOR, "tool_calls_per_minute": 10**9, "tool_concurrency": 10**6})
 
 
@@ -154,8 +207,12 @@ def main() -> None:
         organization, token = seeded_token()
         handler = WSGIHandler()
         print(f"database={connection.vendor} cache={settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]}")
-        print(f"{'request':<18}{'calls':>7}{'us/call':>10}{'cpu us':>9}{'db cpu us':>10}{'queries':>9}")
+        print(
+            f"{'request':<18}{'calls':>7}{'us/call':>10}{'app cpu':>9}{'pg cpu':>8}{'redis cpu':>10}{'cpu sum':>9}"
+            f"{'queries':>9}"
+        )
         with for_measuring():
+            redis_server = redis_client()
             for name, (method, tool, arguments) in requests_for(organization).items():
                 template = environ_for(method, tool, arguments, token)
                 for _ in range(50):
@@ -164,7 +221,8 @@ def main() -> None:
                     send(handler, template)
                 queries = len(captured.captured_queries)
                 profiler = cProfile.Profile() if options.profile else None
-                database_started = database_cpu_seconds()
+                pid = backend_pid()
+                pg_started, redis_started = backend_cpu_seconds(pid), redis_cpu_seconds(redis_server)
                 started, cpu_started = time.perf_counter(), time.process_time()
                 if profiler:
                     profiler.enable()
@@ -173,12 +231,18 @@ def main() -> None:
                 if profiler:
                     profiler.disable()
                 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-                per_call, cpu_per_call = elapsed / options.calls * 1e6, cpu / options.calls * 1e6
-                database_ended = database_cpu_seconds()
-                database = "-"
-                if database_started is not None and database_ended is not None:
-                    database = f"{(database_ended - database_started) / options.calls * 1e6:.0f}"
-                print(f"{name:<18}{options.calls:>7}{per_call:>10.0f}{cpu_per_call:>9.0f}{database:>10}{queries:>9}")
+                pg_ended, redis_ended = backend_cpu_seconds(pid), redis_cpu_seconds(redis_server)
+                same_backend(pid)
+                parts = [
+                    cpu / options.calls * 1e6,
+                    per_call(pg_started, pg_ended, options.calls),
+                    per_call(redis_started, redis_ended, options.calls),
+                ]
+                total = sum(part for part in parts if part is not None)
+                print(
+                    f"{name:<18}{options.calls:>7}{elapsed / options.calls * 1e6:>10.0f}{cell(parts[0], 9)}"
+                    f"{cell(parts[1], 8)}{cell(parts[2], 10)}{total:>9.0f}{queries:>9}"
+                )
                 if profiler:
                     pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
     finally:

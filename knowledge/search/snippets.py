@@ -16,7 +16,6 @@ PostgreSQL about 0.4 ms per snippet
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from knowledge.search.schema import WORD
@@ -53,17 +52,21 @@ def query_pattern(query: str, stop_words: frozenset[str]) -> re.Pattern[str] | N
 def snippet(text: str, pattern: re.Pattern[str] | None) -> str:
     """The snippet of `text` for the query's `pattern` (`query_pattern`), on one line."""
     words = text.split()
-    # Where each word starts, so that a match is placed among the words by a search, not a re-split of the text.
-    starts = [word.start() for word in _WORD_RUN.finditer(text)]
     # word index -> the stem it matched; one scan of the text
     matched: dict[int, str] = {}
+    index, counted_to = -1, 0  # the last match's word, and where that match starts
     for place, found in _matches(text, pattern):
-        matched.setdefault(bisect.bisect_right(starts, place) - 1, _stem(found))
+        # A match's word: the runs between white space that start up to its first letter, counted from the
+        # last match on (a match never starts on white space, so that stretch's first run is counted already).
+        index += len(text[counted_to : place + 1].split()) - (index >= 0)
+        counted_to = place
+        matched.setdefault(index, _stem(found))
     first = _best_start(len(words), matched)
     end = min(len(words), first + SNIPPET_WORDS)
-    window = [
-        _marked(word, pattern) if index in matched else word for index, word in enumerate(words[first:end], first)
-    ]
+    window = words[first:end]
+    for index in matched:
+        if first <= index < end:
+            window[index - first] = _marked(words[index], pattern)
     cut = " ".join(window)
     if first > 0:
         cut = f"{SNIPPET_ELLIPSIS}{cut}"
@@ -79,11 +82,15 @@ def _matches(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, str]
     lowered = text.lower()
     if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): keep the places
         lowered = "".join(character.lower()[:1] for character in text)
-    return [
-        (match.start(), match.group())
-        for match in pattern.finditer(lowered)
-        if not match.start() or not (lowered[match.start() - 1].isalnum() or lowered[match.start() - 1] == "_")
-    ]
+    found = []
+    for match in pattern.finditer(lowered):
+        place = match.start()
+        if place:
+            before = lowered[place - 1]
+            if before.isalnum() or before == "_":
+                continue
+        found.append((place, match.group()))
+    return found
 
 
 def _marked(word: str, pattern: re.Pattern[str] | None) -> str:
@@ -103,12 +110,30 @@ def _stem(word: str) -> str:
 
 
 def _best_start(total: int, matched: dict[int, str]) -> int:
-    """Where the window starts: most distinct query words, then most matches, then earliest."""
+    """Where the window starts: most distinct query words, then most matches, then earliest.
+
+    Each match proposes a window from a word or two before it. The proposals
+    come in word order, so one pass slides the window's two edges forward,
+    counting the stems inside: linear in the matches, where recounting every
+    window was quadratic.
+    """
+    places = list(matched)  # in word order: the scan of the text found them so
     best, best_score = 0, (0, 0)
-    for first in matched:
+    inside: dict[str, int] = {}  # stem -> matches of it in the window
+    low = high = 0  # places[low:high] are the matches inside the window
+    for first in places:
         start = max(0, min(first - _LEAD_WORDS, total - SNIPPET_WORDS))
-        inside = [stem for index, stem in matched.items() if 0 <= index - start < SNIPPET_WORDS]
-        score = (len(set(inside)), len(inside))
+        while high < len(places) and places[high] < start + SNIPPET_WORDS:
+            stem = matched[places[high]]
+            inside[stem] = inside.get(stem, 0) + 1
+            high += 1
+        while places[low] < start:
+            stem = matched[places[low]]
+            inside[stem] -= 1
+            if not inside[stem]:
+                del inside[stem]
+            low += 1
+        score = (len(inside), high - low)
         if score > best_score:
             best, best_score = start, score
     return best
