@@ -31,8 +31,6 @@ _LEAD_WORDS = 2
 _ENDING = 4
 # A query word this long or longer loses its last letter to its stem ("polic" for "policy").
 _TRIMMED_FROM = 5
-# A word as `str.split()` cuts them: a run between white space.
-_WORD_RUN = re.compile(r"\S+")
 
 
 def query_pattern(query: str, stop_words: frozenset[str]) -> re.Pattern[str] | None:
